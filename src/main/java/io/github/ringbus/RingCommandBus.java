@@ -1,0 +1,593 @@
+package io.github.ringbus;
+
+import io.github.ringbus.aggregates.RingRepository;
+import io.github.ringbus.bus.CommandRoutes;
+import io.github.ringbus.bus.FullRingPolicy;
+import io.github.ringbus.bus.PublishMode;
+import io.github.ringbus.bus.RingFullException;
+import io.github.ringbus.bus.WaitStrategyChoice;
+import io.github.ringbus.stages.Pipeline;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.callbacks.NoOpCallback;
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.common.Registration;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.config.Configuration;
+import org.axonframework.eventsourcing.AggregateFactory;
+import org.axonframework.eventsourcing.GenericAggregateFactory;
+import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.lifecycle.Lifecycle;
+import org.axonframework.messaging.Distributed;
+import org.axonframework.lifecycle.Phase;
+import org.axonframework.lifecycle.ShutdownInProgressException;
+import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import org.axonframework.messaging.unitofwork.RollbackConfigurationType;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.modelling.command.AnnotationCommandTargetResolver;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.inspection.AggregateMetaModelFactory;
+import org.axonframework.modelling.command.inspection.AggregateModel;
+import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
+import org.axonframework.monitoring.MessageMonitor;
+import org.axonframework.monitoring.NoOpMessageMonitor;
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.BusySpinWaitStrategy;
+import com.lmax.disruptor.SleepingWaitStrategy;
+import com.lmax.disruptor.WaitStrategy;
+import com.lmax.disruptor.YieldingWaitStrategy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
+
+/**
+ * An Axon {@link CommandBus} that runs every command through the stages of one LMAX Disruptor ring:
+ * <pre>
+ *   preload -&gt; handle -&gt; (store || publish) -&gt; complete
+ * </pre>
+ * The preload stage puts the command's target aggregate in memory, a handler thread runs the command handler, the
+ * store stage appends the events of many commands per call, the publish stage hands them to subscribing event
+ * processors, and the complete stage commits the Unit of Work and calls the caller's callback.
+ * <p>
+ * <b>Guarantees.</b> Commands for one aggregate are handled in the order they were dispatched, also after one of them
+ * fails; a failed command's events are neither stored nor published, and the next command sees the aggregate as the
+ * successful commands before it left it. Every callback is called exactly once, on the complete stage's thread, after
+ * the command's events are stored (and published). A failure is always reported through the callback: no handler,
+ * no target, unknown aggregate, full ring, dispatch before start or after shutdown.
+ * <p>
+ * <b>Threads.</b> {@code dispatch} may be called from any number of threads at once. The bus starts its threads in
+ * {@link #start()} (called by Axon's lifecycle when registered in a {@link Configuration}), and {@link #shutdown()}
+ * refuses new commands, then drains every command in flight.
+ * <p>
+ * Build one with {@link #builder()}; aggregates configured with Axon's {@code configureAggregate} are routed through
+ * the ring automatically (see {@link io.github.ringbus.config.RingbusConfigurerModule}), or register them directly
+ * with {@link #registerAggregate(Class)}.
+ */
+public final class RingCommandBus implements CommandBus, Lifecycle {
+
+    private enum State { NEW, RUNNING, STOPPING, STOPPED }
+
+    private final Builder settings;
+    private final CommandRoutes routes = new CommandRoutes();
+    private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
+    private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
+    private final Pipeline pipeline;
+    /** Dispatches between their state check and their publish; shutdown waits for this to reach zero. Striped. */
+    private final LongAdder dispatchesInProgress = new LongAdder();
+    private final Object lifecycleLock = new Object();
+    private volatile State state = State.NEW;
+
+    private RingCommandBus(Builder builder) {
+        this.settings = builder;
+        this.dispatchInterceptors = new CopyOnWriteArrayList<>(builder.dispatchInterceptors);
+        this.handlerInterceptors = new CopyOnWriteArrayList<>(builder.handlerInterceptors);
+        this.pipeline = new Pipeline(new Pipeline.Settings(
+                builder.ringSize, builder.handlerThreads, builder.waitStrategy(), builder.publishMode,
+                builder.eventStore, builder.transactionManager, builder.rollbackConfiguration,
+                builder.maxStoreBatchEvents, builder.commandTargetResolver, handlerInterceptors,
+                builder.threadNamePrefix, (commands, events) -> {
+        }), routes);
+    }
+
+    /**
+     * @return a builder with defaults suited to the machine it runs on; only the event store is required
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // --- dispatch --------------------------------------------------------------------------------------------------
+
+    @Override
+    public <C> void dispatch(CommandMessage<C> command) {
+        dispatch(command, NoOpCallback.INSTANCE);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <C, R> void dispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
+        Objects.requireNonNull(command, "RingCommandBus.dispatch: the command must not be null");
+        Objects.requireNonNull(callback, "RingCommandBus.dispatch: the callback must not be null");
+        dispatchesInProgress.increment();
+        try {
+            State current = state;
+            if (current != State.RUNNING) {
+                refuse(command, callback, current);
+                return;
+            }
+            CommandMessage<?> intercepted = intercept(command);
+            long sequence = claim(intercepted, callback);
+            if (sequence < 0) {
+                return;
+            }
+            pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback,
+                             settings.messageMonitor.onMessageIngested(intercepted));
+        } finally {
+            dispatchesInProgress.decrement();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private CommandMessage<?> intercept(CommandMessage<?> command) {
+        CommandMessage<?> intercepted = command;
+        for (MessageDispatchInterceptor<? super CommandMessage<?>> interceptor : dispatchInterceptors) {
+            intercepted = (CommandMessage<?>) interceptor.handle(intercepted);
+        }
+        return intercepted;
+    }
+
+    private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+        if (Pipeline.isPipelineThread()) {
+            // Waiting for a slot on a pipeline thread would wait for this very thread: never wait here.
+            return claimOrFail(command, callback, "it was dispatched from ringbus pipeline thread ["
+                    + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself");
+        }
+        switch (settings.fullRingPolicy) {
+            case FAIL_FAST:
+                return claimOrFail(command, callback, "the full-ring policy is FAIL_FAST");
+            case BLOCK_WITH_TIMEOUT:
+                return claimWithin(command, callback);
+            default:
+                return pipeline.claim();
+        }
+    }
+
+    private long claimOrFail(CommandMessage<?> command, CommandCallback<?, ?> callback, String why) {
+        long sequence = pipeline.tryClaim();
+        if (sequence < 0) {
+            fail(command, callback, new RingFullException(
+                    "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
+                            + " slots of the ring are taken and " + why));
+        }
+        return sequence;
+    }
+
+    private long claimWithin(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+        long deadline = System.nanoTime() + settings.fullRingTimeout.toNanos();
+        long sequence;
+        while ((sequence = pipeline.tryClaim()) < 0) {
+            if (System.nanoTime() - deadline >= 0) {
+                fail(command, callback, new RingFullException(
+                        "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
+                                + " slots of the ring stayed taken for " + settings.fullRingTimeout.toMillis()
+                                + " ms"));
+                return -1;
+            }
+            LockSupport.parkNanos(50_000);
+        }
+        return sequence;
+    }
+
+    private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current) {
+        RuntimeException refusal = current == State.NEW
+                ? new IllegalStateException("RingCommandBus has not been started; command ["
+                                                    + command.getCommandName() + "] was not handled")
+                : new ShutdownInProgressException("RingCommandBus is shut down; command ["
+                                                          + command.getCommandName() + "] was not handled");
+        fail(command, callback, refusal);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static void fail(CommandMessage<?> command, CommandCallback callback, Throwable failure) {
+        callback.onResult(command, asCommandResultMessage(failure));
+    }
+
+    // --- handlers, aggregates, interceptors ------------------------------------------------------------------------
+
+    @Override
+    public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
+        return routes.subscribe(commandName, handler);
+    }
+
+    @Override
+    public Registration registerDispatchInterceptor(
+            MessageDispatchInterceptor<? super CommandMessage<?>> dispatchInterceptor) {
+        dispatchInterceptors.add(dispatchInterceptor);
+        return () -> dispatchInterceptors.remove(dispatchInterceptor);
+    }
+
+    @Override
+    public Registration registerHandlerInterceptor(
+            MessageHandlerInterceptor<? super CommandMessage<?>> handlerInterceptor) {
+        handlerInterceptors.add(handlerInterceptor);
+        return () -> handlerInterceptors.remove(handlerInterceptor);
+    }
+
+    /**
+     * Creates the repository of an event-sourced aggregate type whose commands this bus runs, and routes those
+     * commands through the ring. Axon's {@code AggregateAnnotationCommandHandler} must be built on this repository
+     * and subscribed to this bus; {@link #registerAggregate(Class)} does both.
+     *
+     * @param model              the aggregate's model
+     * @param aggregateFactory   creates empty aggregate roots to replay events on
+     * @param repositoryProvider gives aggregates access to other repositories (may be null)
+     * @param <A>                the aggregate type
+     * @return the repository
+     */
+    public <A> RingRepository<A> createRepository(AggregateModel<A> model,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  RepositoryProvider repositoryProvider) {
+        RingRepository<A> repository = new RingRepository<>(
+                model, aggregateFactory, settings.eventStore, repositoryProvider, settings.snapshotTriggerDefinition,
+                settings.cacheSize, pipeline::completedSequence);
+        routes.register(repository);
+        return repository;
+    }
+
+    /**
+     * Creates the repository of an aggregate type from an Axon configuration: its aggregate model (through the
+     * configured {@link AggregateMetaModelFactory}, parameter resolvers and handler definitions) and the given
+     * factory.
+     */
+    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  Configuration configuration) {
+        AggregateModel<A> model = configuration.getComponent(
+                AggregateMetaModelFactory.class,
+                () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
+                                                             configuration.handlerDefinition(aggregateType))
+        ).createModel(aggregateType);
+        return createRepository(model, aggregateFactory, configuration::repository);
+    }
+
+    /**
+     * Routes an annotated event-sourced aggregate's commands through this bus without an Axon configuration:
+     * creates its repository and subscribes Axon's {@code AggregateAnnotationCommandHandler} for it.
+     *
+     * @param aggregateType the aggregate type, with {@code @CommandHandler}s and {@code @EventSourcingHandler}s
+     * @param <A>           the aggregate type
+     * @return the repository
+     */
+    public <A> RingRepository<A> registerAggregate(Class<A> aggregateType) {
+        AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
+        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model), null);
+        AggregateAnnotationCommandHandler.<A>builder()
+                                         .aggregateType(aggregateType)
+                                         .aggregateModel(model)
+                                         .repository(repository)
+                                         .commandTargetResolver(settings.commandTargetResolver)
+                                         .build()
+                                         .subscribe(this);
+        return repository;
+    }
+
+    // --- lifecycle -------------------------------------------------------------------------------------------------
+
+    @Override
+    public void registerLifecycleHandlers(LifecycleRegistry lifecycle) {
+        lifecycle.onStart(Phase.LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1, this::start);
+        // Drain before event processors stop (they shut down at INBOUND_EVENT_CONNECTORS), so the events of commands
+        // in flight still reach them.
+        lifecycle.onShutdown(Phase.INBOUND_EVENT_CONNECTORS + 1, this::shutdown);
+    }
+
+    /**
+     * Starts the stage threads; commands are accepted from now on.
+     *
+     * @throws IllegalStateException when the bus was shut down (a bus cannot be restarted)
+     */
+    public void start() {
+        synchronized (lifecycleLock) {
+            if (state == State.RUNNING) {
+                return;
+            }
+            if (state != State.NEW) {
+                throw new IllegalStateException("RingCommandBus was shut down and cannot be restarted");
+            }
+            pipeline.start();
+            state = State.RUNNING;
+        }
+    }
+
+    /**
+     * Refuses new commands (their callbacks receive a {@link ShutdownInProgressException}), waits for dispatches
+     * under way to publish, and drains the ring: every command in flight completes and its callback fires. Commands
+     * still in flight after the shutdown timeout are completed with a {@link ShutdownInProgressException}. Calling it
+     * again has no effect.
+     *
+     * @throws IllegalStateException when called from a pipeline thread (e.g. a callback), which would wait for itself
+     */
+    public void shutdown() {
+        if (Pipeline.isPipelineThread()) {
+            throw new IllegalStateException("RingCommandBus cannot be shut down from its own pipeline thread ["
+                                                    + Thread.currentThread().getName() + "]");
+        }
+        synchronized (lifecycleLock) {
+            if (state == State.STOPPED) {
+                return;
+            }
+            boolean started = state == State.RUNNING;
+            state = State.STOPPING;
+            if (started) {
+                drain();
+            }
+            state = State.STOPPED;
+        }
+    }
+
+    private void drain() {
+        while (dispatchesInProgress.sum() != 0) {
+            LockSupport.parkNanos(100_000);
+        }
+        try {
+            pipeline.drainAndStop(settings.shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * @return true between {@link #start()} and {@link #shutdown()}
+     */
+    public boolean isRunning() {
+        return state == State.RUNNING;
+    }
+
+    /**
+     * @return how many slots of the ring are free now
+     */
+    public long remainingCapacity() {
+        return pipeline.remainingCapacity();
+    }
+
+    /**
+     * @return the number of slots in the ring
+     */
+    public int ringSize() {
+        return pipeline.ringSize();
+    }
+
+    /**
+     * @return the number of handler threads
+     */
+    public int handlerThreads() {
+        return settings.handlerThreads;
+    }
+
+    /**
+     * Unwraps the ringbus bus from a command bus that is one or that delegates to one locally.
+     *
+     * @param commandBus an Axon command bus
+     * @return the ringbus bus, or null
+     */
+    public static RingCommandBus localRingOf(CommandBus commandBus) {
+        if (commandBus instanceof RingCommandBus) {
+            return (RingCommandBus) commandBus;
+        }
+        if (commandBus instanceof Distributed) {
+            Object local = ((Distributed<?>) commandBus).localSegment();
+            return local instanceof RingCommandBus ? (RingCommandBus) local : null;
+        }
+        return null;
+    }
+
+    /**
+     * The settings of a {@link RingCommandBus}. Every setter checks its value at once and throws an
+     * {@link AxonConfigurationException} naming the setting; {@link #build()} checks that the event store was given.
+     * Defaults: see each setter.
+     */
+    public static final class Builder {
+
+        private EventStore eventStore;
+        private int ringSize = 4096;
+        private int handlerThreads = defaultHandlerThreads();
+        private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
+        private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
+        private Duration fullRingTimeout = Duration.ofSeconds(1);
+        private PublishMode publishMode = PublishMode.PARALLEL;
+        private int cacheSize = 100_000;
+        private int maxStoreBatchEvents = 1024;
+        private CommandTargetResolver commandTargetResolver = AnnotationCommandTargetResolver.builder().build();
+        private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
+        private RollbackConfiguration rollbackConfiguration = RollbackConfigurationType.UNCHECKED_EXCEPTIONS;
+        private MessageMonitor<? super CommandMessage<?>> messageMonitor = NoOpMessageMonitor.INSTANCE;
+        private SnapshotTriggerDefinition snapshotTriggerDefinition = NoSnapshotTriggerDefinition.INSTANCE;
+        private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors =
+                new CopyOnWriteArrayList<>();
+        private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors =
+                new CopyOnWriteArrayList<>();
+        private String threadNamePrefix = "ringbus";
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+        private Builder() {
+        }
+
+        /** One handler thread per four cores, at least one: the other stages need cores too. */
+        static int defaultHandlerThreads() {
+            return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
+        }
+
+        /**
+         * The event store aggregates are loaded from and events appended to. Required. A
+         * {@link io.github.ringbus.events.RingEventStore} lets store and publish run as separate stages.
+         */
+        public Builder eventStore(EventStore eventStore) {
+            this.eventStore = require(eventStore, "eventStore");
+            return this;
+        }
+
+        /** The number of slots: a power of two, at least 2. Default 4096. */
+        public Builder ringSize(int ringSize) {
+            check(ringSize >= 2 && Integer.bitCount(ringSize) == 1,
+                  "ringSize must be a power of two of at least 2, but was " + ringSize);
+            this.ringSize = ringSize;
+            return this;
+        }
+
+        /** Handler threads, each owning a disjoint set of aggregates. Default: cores / 4, at least 1. */
+        public Builder handlerThreads(int handlerThreads) {
+            check(handlerThreads >= 1 && handlerThreads <= 256,
+                  "handlerThreads must be between 1 and 256, but was " + handlerThreads);
+            this.handlerThreads = handlerThreads;
+            return this;
+        }
+
+        /** How stage threads wait for work. Default {@link WaitStrategyChoice#SLEEPING}. */
+        public Builder waitStrategy(WaitStrategyChoice waitStrategy) {
+            this.waitStrategy = require(waitStrategy, "waitStrategy");
+            return this;
+        }
+
+        /** What a dispatch does when the ring is full. Default {@link FullRingPolicy#BLOCK}. */
+        public Builder fullRingPolicy(FullRingPolicy fullRingPolicy) {
+            this.fullRingPolicy = require(fullRingPolicy, "fullRingPolicy");
+            return this;
+        }
+
+        /** How long {@link FullRingPolicy#BLOCK_WITH_TIMEOUT} waits for a slot. Positive; default 1 s. */
+        public Builder fullRingTimeout(Duration fullRingTimeout) {
+            require(fullRingTimeout, "fullRingTimeout");
+            check(!fullRingTimeout.isNegative() && !fullRingTimeout.isZero(),
+                  "fullRingTimeout must be positive, but was " + fullRingTimeout);
+            this.fullRingTimeout = fullRingTimeout;
+            return this;
+        }
+
+        /** When events reach subscribers relative to the store. Default {@link PublishMode#PARALLEL}. */
+        public Builder publishMode(PublishMode publishMode) {
+            this.publishMode = require(publishMode, "publishMode");
+            return this;
+        }
+
+        /** The most aggregates of each type kept in memory. Positive; default 100,000. */
+        public Builder cacheSize(int cacheSize) {
+            check(cacheSize >= 1, "cacheSize must be positive, but was " + cacheSize);
+            this.cacheSize = cacheSize;
+            return this;
+        }
+
+        /** The most events appended in one store call and transaction. Positive; default 1024. */
+        public Builder maxStoreBatchEvents(int maxStoreBatchEvents) {
+            check(maxStoreBatchEvents >= 1, "maxStoreBatchEvents must be positive, but was " + maxStoreBatchEvents);
+            this.maxStoreBatchEvents = maxStoreBatchEvents;
+            return this;
+        }
+
+        /** Finds a command's target aggregate. Default: {@code @TargetAggregateIdentifier} annotations. */
+        public Builder commandTargetResolver(CommandTargetResolver commandTargetResolver) {
+            this.commandTargetResolver = require(commandTargetResolver, "commandTargetResolver");
+            return this;
+        }
+
+        /** The transaction each store batch is appended in. Default: none. */
+        public Builder transactionManager(TransactionManager transactionManager) {
+            this.transactionManager = require(transactionManager, "transactionManager");
+            return this;
+        }
+
+        /** Which handler exceptions discard the command's events. Default: unchecked exceptions. */
+        public Builder rollbackConfiguration(RollbackConfiguration rollbackConfiguration) {
+            this.rollbackConfiguration = require(rollbackConfiguration, "rollbackConfiguration");
+            return this;
+        }
+
+        /** Monitors every dispatched command. Default: none. */
+        public Builder messageMonitor(MessageMonitor<? super CommandMessage<?>> messageMonitor) {
+            this.messageMonitor = require(messageMonitor, "messageMonitor");
+            return this;
+        }
+
+        /** When to snapshot aggregates. Default: never. */
+        public Builder snapshotTriggerDefinition(SnapshotTriggerDefinition snapshotTriggerDefinition) {
+            this.snapshotTriggerDefinition = require(snapshotTriggerDefinition, "snapshotTriggerDefinition");
+            return this;
+        }
+
+        /** Adds a dispatch interceptor, applied on the dispatching thread. */
+        public Builder dispatchInterceptor(MessageDispatchInterceptor<? super CommandMessage<?>> interceptor) {
+            dispatchInterceptors.add(require(interceptor, "dispatchInterceptor"));
+            return this;
+        }
+
+        /** Adds a handler interceptor, applied on the handler thread inside the command's Unit of Work. */
+        public Builder handlerInterceptor(MessageHandlerInterceptor<? super CommandMessage<?>> interceptor) {
+            handlerInterceptors.add(require(interceptor, "handlerInterceptor"));
+            return this;
+        }
+
+        /** The prefix of the stage threads' names. Default "ringbus". */
+        public Builder threadNamePrefix(String threadNamePrefix) {
+            require(threadNamePrefix, "threadNamePrefix");
+            check(!threadNamePrefix.isBlank(), "threadNamePrefix must not be blank");
+            this.threadNamePrefix = threadNamePrefix;
+            return this;
+        }
+
+        /** How long shutdown waits for commands in flight. Positive; default 30 s. */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            require(shutdownTimeout, "shutdownTimeout");
+            check(!shutdownTimeout.isNegative() && !shutdownTimeout.isZero(),
+                  "shutdownTimeout must be positive, but was " + shutdownTimeout);
+            this.shutdownTimeout = shutdownTimeout;
+            return this;
+        }
+
+        /**
+         * @return a bus with these settings, not yet started
+         * @throws AxonConfigurationException when no event store was given
+         */
+        public RingCommandBus build() {
+            check(eventStore != null, "eventStore is required: call eventStore(...) on RingCommandBus.builder()");
+            return new RingCommandBus(this);
+        }
+
+        WaitStrategy waitStrategy() {
+            switch (waitStrategy) {
+                case BLOCKING:
+                    return new BlockingWaitStrategy();
+                case YIELDING:
+                    return new YieldingWaitStrategy();
+                case BUSY_SPIN:
+                    return new BusySpinWaitStrategy();
+                default:
+                    return new SleepingWaitStrategy();
+            }
+        }
+
+        private static <T> T require(T value, String setting) {
+            check(value != null, setting + " must not be null");
+            return value;
+        }
+
+        private static void check(boolean condition, String message) {
+            if (!condition) {
+                throw new AxonConfigurationException("RingCommandBus: " + message);
+            }
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package io.github.ringbus.aggregates;
+
+import io.github.ringbus.stages.CommandSlot;
+import org.axonframework.common.Registration;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventBus;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.EventSourcedAggregate;
+import org.axonframework.messaging.MessageDispatchInterceptor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * One aggregate instance in memory, and what ringbus must know to keep it exactly equal to "every successful earlier
+ * command, in order".
+ * <p>
+ * <b>Ownership.</b> The preload stage creates a holder (loading the aggregate from the store) and caches it; from then
+ * on only the handle-stage thread that owns the aggregate's identifier touches the aggregate, because every command
+ * for one identifier goes to the same handler thread, in ring order. The preload stage never re-reads an aggregate it
+ * has cached, and evicts a holder only when no slot in flight refers to it, so it never loads stale state while
+ * events are still on their way to the store.
+ * <p>
+ * <b>Failure in the handler.</b> Axon applies an event to the aggregate as soon as the handler calls {@code apply}.
+ * If the handler then throws, the holder rebuilds the aggregate from the store plus its own copy of the events that
+ * are handled but not yet stored ({@link #unstored}); later commands for the aggregate wait for nothing and see the
+ * state of all successful earlier commands. A failure before any {@code apply} costs nothing.
+ * <p>
+ * <b>Failure in the store.</b> When an append fails, commands handled after it may already have built on its events.
+ * The store stage marks the holder's current <em>generation</em> as poisoned and fails every later command of that
+ * generation instead of storing it; the handler thread, seeing the mark, rebuilds the aggregate from the store and
+ * starts a new generation. Other aggregates are never touched.
+ *
+ * @param <T> the aggregate root type
+ */
+public final class AggregateHolder<T> {
+
+    private static final VarHandle STORED_SEQUENCE;
+    private static final VarHandle POISONED_GENERATION;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STORED_SEQUENCE = lookup.findVarHandle(AggregateHolder.class, "storedSequenceNumber", long.class);
+            POISONED_GENERATION = lookup.findVarHandle(AggregateHolder.class, "poisonedGeneration", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final RingRepository<T> repository;
+    private final AppliedEventSink sink = new AppliedEventSink();
+
+    // --- handle-stage thread ---------------------------------------------------------------------------------------
+    private String identifier;
+    private EventSourcedAggregate<T> aggregate;
+    private EventSourcedAggregate<T> aggregateBeforeCommand;
+    private CommandSlot slot;
+    private int generation;
+    /** Events handled successfully but not yet known to be stored, oldest first. */
+    private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>();
+
+    // --- preload-stage thread --------------------------------------------------------------------------------------
+    private long lastSlotSequence = -1;
+
+    // --- written by the store stage, read by the handle stage (through the VarHandles above) -----------------------
+    @SuppressWarnings("unused")
+    private long storedSequenceNumber = -1;
+    @SuppressWarnings("unused")
+    private int poisonedGeneration = -1;
+
+    AggregateHolder(RingRepository<T> repository, String identifier) {
+        this.repository = repository;
+        this.identifier = identifier;
+    }
+
+    /**
+     * @return the aggregate's identifier, or null while a creation command without a target identifier runs
+     */
+    public String identifier() {
+        return identifier;
+    }
+
+    /**
+     * @return the repository of the aggregate's type
+     */
+    public RingRepository<T> repository() {
+        return repository;
+    }
+
+    // --- preload stage ---------------------------------------------------------------------------------------------
+
+    void loaded(EventSourcedAggregate<T> aggregate) {
+        this.aggregate = aggregate;
+    }
+
+    void referencedBy(long slotSequence) {
+        this.lastSlotSequence = slotSequence;
+    }
+
+    long lastSlotSequence() {
+        return lastSlotSequence;
+    }
+
+    // --- handle stage ----------------------------------------------------------------------------------------------
+
+    /**
+     * Prepares the aggregate for the command in {@code slot}, on the handle stage's thread: rebuilds it if the store
+     * failed an earlier command's events, drops the events known to be stored from {@link #unstored}, and directs
+     * the events the handler applies to the slot.
+     *
+     * @param slot the slot whose command is about to run
+     * @return the generation the command's events belong to
+     * @throws Exception when the store cannot be read to rebuild the aggregate
+     */
+    public int beginCommand(CommandSlot slot) throws Exception {
+        int poisoned = (int) POISONED_GENERATION.getAcquire(this);
+        if (poisoned >= generation) {
+            // Nothing of generation <= poisoned will be appended any more: the store holds the true state.
+            generation = poisoned + 1;
+            unstored.clear();
+            aggregate = repository.readFromStore(identifier, this, List.of());
+        }
+        long stored = (long) STORED_SEQUENCE.getAcquire(this);
+        while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
+            unstored.pollFirst();
+        }
+        this.slot = slot;
+        this.aggregateBeforeCommand = aggregate;
+        return generation;
+    }
+
+    /** Records the events of the command that just succeeded as handled but not yet stored. */
+    public void commandSucceeded(List<DomainEventMessage<?>> events) {
+        for (int i = 0; i < events.size(); i++) {
+            unstored.addLast(events.get(i));
+        }
+        slot = null;
+        aggregateBeforeCommand = null;
+    }
+
+    /**
+     * Restores the state before the command that just failed. When the command applied no events the aggregate is
+     * unchanged (or, for a creation, absent again); otherwise it is rebuilt from the store and {@link #unstored}.
+     *
+     * @param applied the events the failed command applied; they are discarded
+     * @throws Exception when the store cannot be read
+     */
+    public void commandRolledBack(List<DomainEventMessage<?>> applied) throws Exception {
+        try {
+            if (applied.isEmpty()) {
+                aggregate = aggregateBeforeCommand;
+            } else {
+                aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));
+            }
+        } finally {
+            slot = null;
+            aggregateBeforeCommand = null;
+        }
+    }
+
+    EventSourcedAggregate<T> aggregate() {
+        return aggregate;
+    }
+
+    void created(EventSourcedAggregate<T> created) {
+        this.aggregate = created;
+        if (identifier == null) {
+            identifier = created.identifierAsString();
+        }
+    }
+
+    void bind(CommandSlot slot) {
+        this.slot = slot;
+    }
+
+    EventBus sink() {
+        return sink;
+    }
+
+    // --- store stage -----------------------------------------------------------------------------------------------
+
+    /**
+     * @param generation the generation a slot's events were applied to
+     * @return true when an append of this aggregate failed in that generation or a later one
+     */
+    public boolean isPoisoned(int generation) {
+        return generation <= (int) POISONED_GENERATION.getAcquire(this);
+    }
+
+    /**
+     * Marks the aggregate's state of {@code generation} as untrustworthy: called by the store stage when an append
+     * containing events of that generation failed, and by the handle stage when it could not restore the aggregate
+     * after a failed command. Every later command of that generation is failed by the store stage, and the next
+     * command rebuilds the aggregate from the store. Release semantics: the handle stage that sees the mark also
+     * sees everything done before it.
+     *
+     * @param generation the generation to give up
+     */
+    public void invalidate(int generation) {
+        int current;
+        while (generation > (current = (int) POISONED_GENERATION.getAcquire(this))) {
+            if (POISONED_GENERATION.compareAndSet(this, current, generation)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Called by the store stage after this aggregate's events up to {@code sequenceNumber} were appended.
+     * Release semantics: a plain store on x86, no fence on the store stage's path.
+     */
+    public void storedUpTo(long sequenceNumber) {
+        STORED_SEQUENCE.setRelease(this, sequenceNumber);
+    }
+
+    /**
+     * The event bus each aggregate instance of this holder is given: it collects the events the aggregate applies
+     * into the slot of the command being handled. Never used outside a handler.
+     */
+    private final class AppliedEventSink implements EventBus {
+
+        @Override
+        public void publish(EventMessage<?>... events) {
+            for (EventMessage<?> event : events) {
+                collect(event);
+            }
+        }
+
+        @Override
+        public void publish(List<? extends EventMessage<?>> events) {
+            for (int i = 0; i < events.size(); i++) {
+                collect(events.get(i));
+            }
+        }
+
+        private void collect(EventMessage<?> event) {
+            if (slot == null) {
+                throw new IllegalStateException(
+                        "Aggregate [" + identifier + "] applied an event outside a command handled by ringbus");
+            }
+            slot.appliedEvents().add((DomainEventMessage<?>) event);
+        }
+
+        @Override
+        public Registration subscribe(Consumer<List<? extends EventMessage<?>>> messageProcessor) {
+            throw new UnsupportedOperationException("An aggregate's event sink has no subscribers");
+        }
+
+        @Override
+        public Registration registerDispatchInterceptor(
+                MessageDispatchInterceptor<? super EventMessage<?>> dispatchInterceptor) {
+            throw new UnsupportedOperationException("An aggregate's event sink has no interceptors");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.github.ringbus.bus;
+
+import io.github.ringbus.aggregates.RingRepository;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.common.Registration;
+import org.axonframework.messaging.MessageHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where each command goes: its subscribed handler, and, for commands an aggregate handles, the aggregate type's
+ * repository and whether the command may create the aggregate. Read by the preload stage for every command (a
+ * lookup allocates nothing); written when handlers subscribe and repositories register.
+ */
+public final class CommandRoutes {
+
+    private static final Logger logger = LoggerFactory.getLogger(CommandRoutes.class);
+
+    /** An aggregate type's claim on one command name. */
+    public static final class AggregateRoute {
+
+        private final RingRepository<?> repository;
+        private final boolean createsAggregate;
+
+        AggregateRoute(RingRepository<?> repository, boolean createsAggregate) {
+            this.repository = repository;
+            this.createsAggregate = createsAggregate;
+        }
+
+        /**
+         * @return the repository of the aggregate type that handles the command
+         */
+        public RingRepository<?> repository() {
+            return repository;
+        }
+
+        /**
+         * @return whether the command may create the aggregate (and so may name no existing one)
+         */
+        public boolean createsAggregate() {
+            return createsAggregate;
+        }
+    }
+
+    private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
+    private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
+
+    /**
+     * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
+     * SimpleCommandBus with its default resolver, and is logged.
+     */
+    public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
+        Objects.requireNonNull(commandName, "commandName must not be null");
+        Objects.requireNonNull(handler, "handler must not be null");
+        MessageHandler<? super CommandMessage<?>> previous = handlers.put(commandName, handler);
+        if (previous != null && previous != handler) {
+            logger.warn("A handler for command [{}] was replaced: [{}] replaces [{}]", commandName, handler, previous);
+        }
+        return () -> handlers.remove(commandName, handler);
+    }
+
+    /**
+     * Routes every command the repository's aggregate type handles to that repository.
+     *
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands
+     */
+    public void register(RingRepository<?> repository) {
+        for (Map.Entry<String, Boolean> command : repository.commandNames().entrySet()) {
+            AggregateRoute route = new AggregateRoute(repository, command.getValue());
+            AggregateRoute existing = aggregateRoutes.putIfAbsent(command.getKey(), route);
+            if (existing != null && existing.repository().aggregateType() != repository.aggregateType()) {
+                throw new AxonConfigurationException(
+                        "Command [" + command.getKey() + "] is handled by two aggregate types: ["
+                                + existing.repository().aggregateType().getName() + "] and ["
+                                + repository.aggregateType().getName() + "]");
+            }
+            aggregateRoutes.put(command.getKey(), route);
+        }
+    }
+
+    /**
+     * @return the handler subscribed for the command name, or null
+     */
+    public MessageHandler<? super CommandMessage<?>> handlerFor(String commandName) {
+        return handlers.get(commandName);
+    }
+
+    /**
+     * @return the aggregate route of the command name, or null when no ringbus aggregate handles it
+     */
+    public AggregateRoute aggregateRouteFor(String commandName) {
+        return aggregateRoutes.get(commandName);
+    }
+}

@@ -1,0 +1,61 @@
+package io.github.ringbus.config;
+
+import io.github.ringbus.RingCommandBus;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Configuration;
+import org.axonframework.config.Configurer;
+import org.axonframework.config.ConfigurerModule;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.annotation.Annotation;
+
+/**
+ * Routes the aggregates of an Axon configuration through a {@link RingCommandBus}, with no code from the user.
+ * <p>
+ * Axon finds this module through {@code META-INF/services/org.axonframework.config.ConfigurerModule}. When the
+ * configuration is built and its command bus is a {@link RingCommandBus} (or a distributed bus whose local segment is
+ * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
+ * default {@code EventSourcingRepository}. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
+ * configured with and run as ordinary handlers on the handler threads. With any other command bus this module does
+ * nothing.
+ */
+public final class RingbusConfigurerModule implements ConfigurerModule {
+
+    private static final Logger logger = LoggerFactory.getLogger(RingbusConfigurerModule.class);
+
+    @Override
+    public void configureModule(Configurer configurer) {
+        configurer.onInitialize(RingbusConfigurerModule::routeAggregatesThroughRing);
+    }
+
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    private static void routeAggregatesThroughRing(Configuration configuration) {
+        RingCommandBus ring = RingCommandBus.localRingOf(configuration.commandBus());
+        if (ring == null) {
+            return;
+        }
+        for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
+            routeThroughRing(ring, aggregate);
+        }
+    }
+
+    private static <A> void routeThroughRing(RingCommandBus ring, AggregateConfigurer<A> aggregate) {
+        Class<A> type = aggregate.aggregateType();
+        if (isJpaEntity(type)) {
+            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
+            return;
+        }
+        aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c));
+    }
+
+    private static boolean isJpaEntity(Class<?> type) {
+        for (Annotation annotation : type.getAnnotations()) {
+            String name = annotation.annotationType().getName();
+            if (name.equals("jakarta.persistence.Entity") || name.equals("javax.persistence.Entity")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

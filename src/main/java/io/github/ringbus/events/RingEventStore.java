@@ -1,0 +1,206 @@
+package io.github.ringbus.events;
+
+import org.axonframework.common.Registration;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.monitoring.MessageMonitor;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Axon's embedded event store with its two roles taken apart, so that a {@link io.github.ringbus.RingCommandBus} can
+ * run them as two stages: appending events to the storage engine, and handing them to the subscribers (subscribing
+ * event processors). Tracking processors read from the storage engine as usual and are woken after each append.
+ * <p>
+ * Used by anything else (a saga, an event gateway, another command bus), it behaves exactly like
+ * {@link EmbeddedEventStore}: {@code publish} appends, then calls the subscribers, within the caller's Unit of Work.
+ * <p>
+ * Thread safety: as {@link EmbeddedEventStore}. Subscribing and unsubscribing may happen at any time; a publication
+ * sees the subscribers as they were when it started.
+ */
+public class RingEventStore extends EmbeddedEventStore {
+
+    @SuppressWarnings("unchecked")
+    private static final Consumer<List<? extends EventMessage<?>>>[] NO_SUBSCRIBERS = new Consumer[0];
+
+    private volatile Consumer<List<? extends EventMessage<?>>>[] subscribers = NO_SUBSCRIBERS;
+    private volatile int dispatchInterceptorCount;
+
+    /**
+     * @param builder the settings; see {@link #builder()}
+     */
+    protected RingEventStore(Builder builder) {
+        super(builder);
+    }
+
+    /**
+     * A builder with the same settings and defaults as {@link EmbeddedEventStore#builder()}; the storage engine is
+     * required.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public synchronized Registration subscribe(Consumer<List<? extends EventMessage<?>>> eventProcessor) {
+        Objects.requireNonNull(eventProcessor, "eventProcessor");
+        List<Consumer<List<? extends EventMessage<?>>>> updated = new ArrayList<>(List.of(subscribers));
+        if (!updated.contains(eventProcessor)) {
+            updated.add(eventProcessor);
+            subscribers = toArray(updated);
+        }
+        return () -> unsubscribe(eventProcessor);
+    }
+
+    private synchronized boolean unsubscribe(Consumer<List<? extends EventMessage<?>>> eventProcessor) {
+        List<Consumer<List<? extends EventMessage<?>>>> updated = new ArrayList<>(List.of(subscribers));
+        boolean removed = updated.remove(eventProcessor);
+        subscribers = toArray(updated);
+        return removed;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Consumer<List<? extends EventMessage<?>>>[] toArray(
+            List<Consumer<List<? extends EventMessage<?>>>> list) {
+        return list.toArray(new Consumer[0]);
+    }
+
+    @Override
+    public Registration registerDispatchInterceptor(
+            MessageDispatchInterceptor<? super EventMessage<?>> dispatchInterceptor) {
+        Registration registration = super.registerDispatchInterceptor(dispatchInterceptor);
+        synchronized (this) {
+            dispatchInterceptorCount++;
+        }
+        return () -> {
+            boolean cancelled = registration.cancel();
+            if (cancelled) {
+                synchronized (this) {
+                    dispatchInterceptorCount--;
+                }
+            }
+            return cancelled;
+        };
+    }
+
+    /**
+     * The path of events published outside the ring: append (the storage engine defers to the Unit of Work if one
+     * is active), then notify the subscribers.
+     */
+    @Override
+    protected void prepareCommit(List<? extends EventMessage<?>> events) {
+        super.prepareCommit(events); // appends; Axon's own subscriber list stays empty, ours is called below
+        publishToSubscribers(events);
+    }
+
+    /**
+     * @return true when event dispatch interceptors are registered, so staged events must pass through
+     * {@link #interceptStaged}
+     */
+    public boolean hasDispatchInterceptors() {
+        return dispatchInterceptorCount > 0;
+    }
+
+    /**
+     * Applies the event dispatch interceptors to events a command produced in the ring, as {@code publish} would.
+     *
+     * @param events the events a command applied
+     * @return the events as the interceptors left them
+     */
+    public List<? extends EventMessage<?>> interceptStaged(List<? extends EventMessage<?>> events) {
+        return intercept(events);
+    }
+
+    /**
+     * The store stage's append: writes the events to the storage engine, nothing else. Called outside any Unit of
+     * Work, within the store stage's transaction.
+     *
+     * @param events the events of a batch of commands
+     */
+    public void appendStaged(List<? extends EventMessage<?>> events) {
+        storageEngine().appendEvents(events);
+    }
+
+    /**
+     * Tells the store's tracking streams that events were appended, so that tracking processors fetch them now
+     * rather than at their next poll.
+     *
+     * @param events the events just appended
+     */
+    public void announceAppended(List<? extends EventMessage<?>> events) {
+        afterCommit(events);
+    }
+
+    /**
+     * @return true when at least one subscriber is registered
+     */
+    public boolean hasSubscribers() {
+        return subscribers.length > 0;
+    }
+
+    /**
+     * The publish stage's work: hands the events to every subscriber, in subscription order, on the calling thread.
+     * A subscriber's exception propagates to the caller and the remaining subscribers are not called.
+     *
+     * @param events the events of one command
+     */
+    public void publishToSubscribers(List<? extends EventMessage<?>> events) {
+        Consumer<List<? extends EventMessage<?>>>[] current = subscribers;
+        for (Consumer<List<? extends EventMessage<?>>> subscriber : current) {
+            subscriber.accept(events);
+        }
+    }
+
+    /** Builds a {@link RingEventStore}; each setter is {@link EmbeddedEventStore.Builder}'s. */
+    public static class Builder extends EmbeddedEventStore.Builder {
+
+        @Override
+        public Builder storageEngine(EventStorageEngine storageEngine) {
+            super.storageEngine(storageEngine);
+            return this;
+        }
+
+        @Override
+        public Builder messageMonitor(MessageMonitor<? super EventMessage<?>> messageMonitor) {
+            super.messageMonitor(messageMonitor);
+            return this;
+        }
+
+        @Override
+        public Builder cachedEvents(int cachedEvents) {
+            super.cachedEvents(cachedEvents);
+            return this;
+        }
+
+        @Override
+        public Builder fetchDelay(long fetchDelay) {
+            super.fetchDelay(fetchDelay);
+            return this;
+        }
+
+        @Override
+        public Builder cleanupDelay(long cleanupDelay) {
+            super.cleanupDelay(cleanupDelay);
+            return this;
+        }
+
+        @Override
+        public Builder timeUnit(TimeUnit timeUnit) {
+            super.timeUnit(timeUnit);
+            return this;
+        }
+
+        @Override
+        public RingEventStore build() {
+            return new RingEventStore(this);
+        }
+    }
+}

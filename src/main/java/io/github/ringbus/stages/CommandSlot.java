@@ -1,0 +1,126 @@
+package io.github.ringbus.stages;
+
+import io.github.ringbus.aggregates.AggregateHolder;
+import io.github.ringbus.aggregates.RingRepository;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.monitoring.MessageMonitor;
+
+import java.util.ArrayList;
+
+/**
+ * One preallocated slot of the ring: everything the stages know about one dispatched command.
+ * <p>
+ * Each field is written by exactly one stage and read only by the stages after it; the ring's sequences order those
+ * accesses, so the fields are plain. The ring is filled with slots once, at start; a slot's collections are cleared
+ * and reused, never reallocated.
+ */
+public final class CommandSlot {
+
+    // --- written by the dispatching thread -------------------------------------------------------------------------
+    CommandMessage<?> command;
+    CommandCallback<Object, Object> callback;
+    MessageMonitor.MonitorCallback monitorCallback;
+
+    // --- written by the preload stage ------------------------------------------------------------------------------
+    MessageHandler<? super CommandMessage<?>> handler;
+    /** The repository of the target aggregate, or null for a handler that is not an aggregate's. */
+    RingRepository<?> repository;
+    /** The target aggregate, or null for a plain handler and for a creation command that names no target. */
+    AggregateHolder<?> holder;
+    int segment;
+    /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
+    Throwable preloadFailure;
+
+    // --- written by the handle stage -------------------------------------------------------------------------------
+    final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
+    /** The events the handler applied, in order. */
+    final ArrayList<DomainEventMessage<?>> events = new ArrayList<>(4);
+    Object result;
+    Throwable handlerFailure;
+    /** True when the handler's failure discards the command's events (the rollback configuration said so). */
+    boolean rolledBack;
+    /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
+    int generation;
+
+    // --- written by the store stage / the publish stage ------------------------------------------------------------
+    Throwable storeFailure;
+    Throwable publishFailure;
+
+    /**
+     * @return the name of the command in this slot
+     */
+    public String commandName() {
+        return command.getCommandName();
+    }
+
+    /**
+     * @return the aggregate this slot's command was routed to, or null
+     */
+    public AggregateHolder<?> holder() {
+        return holder;
+    }
+
+    /**
+     * Called by the repository while the handler runs, for a creation command that named no target identifier.
+     *
+     * @param holder the holder of the aggregate the handler created
+     */
+    public void adoptCreatedAggregate(AggregateHolder<?> holder) {
+        this.holder = holder;
+    }
+
+    /**
+     * @return the repository this slot's command was routed to, or null for a plain handler
+     */
+    public RingRepository<?> repository() {
+        return repository;
+    }
+
+    /**
+     * @return the list the target aggregate's applied events are collected in while the handler runs
+     */
+    public ArrayList<DomainEventMessage<?>> appliedEvents() {
+        return events;
+    }
+
+    /** True when the handler ran and its events are to be stored and published. */
+    boolean hasEventsToStore() {
+        return holder != null && preloadFailure == null && !rolledBack && !events.isEmpty();
+    }
+
+    /** The first failure any stage recorded, or null. */
+    Throwable failure() {
+        if (preloadFailure != null) {
+            return preloadFailure;
+        }
+        if (rolledBack) {
+            return handlerFailure;
+        }
+        if (storeFailure != null) {
+            return storeFailure;
+        }
+        return publishFailure;
+    }
+
+    /** Drops every reference the slot holds, so a finished command's objects can be collected. */
+    void clear() {
+        command = null;
+        callback = null;
+        monitorCallback = null;
+        handler = null;
+        repository = null;
+        holder = null;
+        segment = 0;
+        preloadFailure = null;
+        events.clear();
+        result = null;
+        handlerFailure = null;
+        rolledBack = false;
+        generation = 0;
+        storeFailure = null;
+        publishFailure = null;
+    }
+}

@@ -1,0 +1,111 @@
+package io.github.ringbus.stages;
+
+import io.github.ringbus.aggregates.AggregateHolder;
+import io.github.ringbus.events.RingEventStore;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.messaging.DefaultInterceptorChain;
+import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import com.lmax.disruptor.EventHandler;
+
+import java.util.List;
+
+/**
+ * Stage 2: runs the command handler, with Axon's handler interceptors, inside the slot's Unit of Work.
+ * <p>
+ * There is one instance per handler thread, each owning the commands whose segment is its index; commands for one
+ * aggregate therefore run on one thread in dispatch order. A handler's failure is recorded in the slot; when the
+ * rollback configuration discards its events, the aggregate is restored to its state before the command (see
+ * {@link AggregateHolder}) before the thread moves on.
+ */
+final class HandleStage implements EventHandler<CommandSlot> {
+
+    private final int segment;
+    private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors;
+    private final RollbackConfiguration rollbackConfiguration;
+    private final RingEventStore splitStore;
+
+    HandleStage(int segment,
+                List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
+                RollbackConfiguration rollbackConfiguration,
+                RingEventStore splitStore) {
+        this.segment = segment;
+        this.interceptors = interceptors;
+        this.rollbackConfiguration = rollbackConfiguration;
+        this.splitStore = splitStore;
+    }
+
+    @Override
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+        if (slot.segment != segment || slot.preloadFailure != null) {
+            return;
+        }
+        AggregateHolder<?> holder = slot.holder;
+        if (holder != null) {
+            try {
+                slot.generation = holder.beginCommand(slot);
+            } catch (Throwable failure) {
+                slot.preloadFailure = failure;
+                return;
+            }
+        }
+        SlotUnitOfWork unitOfWork = slot.unitOfWork;
+        unitOfWork.startFor(slot.command);
+        try {
+            Object result = interceptors.isEmpty()
+                    ? slot.handler.handle(unitOfWork.getMessage())
+                    : new DefaultInterceptorChain<>(unitOfWork, interceptors, slot.handler).proceed();
+            slot.result = result;
+            unitOfWork.recordResult(result);
+        } catch (Throwable failure) {
+            slot.handlerFailure = failure;
+            if (rollbackConfiguration.rollBackOn(failure)) {
+                rollBack(slot, failure);
+                return;
+            }
+            unitOfWork.recordResult(failure);
+        }
+        succeeded(slot);
+    }
+
+    private void succeeded(CommandSlot slot) {
+        AggregateHolder<?> holder = slot.holder; // set by the repository for a creation without target
+        if (holder != null) {
+            if (splitStore != null && splitStore.hasDispatchInterceptors() && !slot.events.isEmpty()) {
+                intercept(slot);
+            }
+            holder.commandSucceeded(slot.events);
+        }
+        slot.unitOfWork.pause();
+    }
+
+    private void intercept(CommandSlot slot) {
+        List<? extends EventMessage<?>> intercepted = splitStore.interceptStaged(slot.events);
+        slot.events.clear();
+        for (EventMessage<?> event : intercepted) {
+            slot.events.add((DomainEventMessage<?>) event);
+        }
+    }
+
+    private void rollBack(CommandSlot slot, Throwable failure) {
+        slot.rolledBack = true;
+        AggregateHolder<?> holder = slot.holder;
+        try {
+            if (holder != null) {
+                holder.commandRolledBack(slot.events);
+            }
+        } catch (Throwable restoreFailure) {
+            failure.addSuppressed(restoreFailure);
+            holder.invalidate(slot.generation);
+        } finally {
+            slot.events.clear();
+            try {
+                slot.unitOfWork.rollback(failure);
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+        }
+    }
+}

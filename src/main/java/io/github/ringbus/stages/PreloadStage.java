@@ -1,0 +1,91 @@
+package io.github.ringbus.stages;
+
+import io.github.ringbus.aggregates.AggregateHolder;
+import io.github.ringbus.bus.CommandRoutes;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.AggregateNotFoundException;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.modelling.command.IdentifierMissingException;
+import com.lmax.disruptor.EventHandler;
+
+/**
+ * Stage 1: finds each command's handler and target aggregate, puts the aggregate in memory (from the cache, or read
+ * from the event store on a miss) and assigns the command to the handle-stage thread that owns the aggregate.
+ * <p>
+ * One thread, in ring order; it is the only thread that reads or writes the aggregate caches. A command for which
+ * no handler, no target or no aggregate is found carries that failure to completion and is not handled.
+ */
+final class PreloadStage implements EventHandler<CommandSlot> {
+
+    private final CommandRoutes routes;
+    private final CommandTargetResolver targetResolver;
+    private final int handlerThreads;
+
+    PreloadStage(CommandRoutes routes, CommandTargetResolver targetResolver, int handlerThreads) {
+        this.routes = routes;
+        this.targetResolver = targetResolver;
+        this.handlerThreads = handlerThreads;
+    }
+
+    @Override
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+        try {
+            preload(slot, sequence);
+        } catch (Throwable failure) {
+            slot.preloadFailure = failure;
+        }
+    }
+
+    private void preload(CommandSlot slot, long sequence) throws Exception {
+        CommandMessage<?> command = slot.command;
+        String commandName = command.getCommandName();
+        MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(commandName);
+        if (handler == null) {
+            slot.preloadFailure = new NoHandlerForCommandException(
+                    "No handler was subscribed for command [" + commandName + "].");
+            return;
+        }
+        slot.handler = handler;
+        CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(commandName);
+        if (route == null) {
+            slot.segment = segmentOfSequence(sequence);
+            return;
+        }
+        slot.repository = route.repository();
+        String identifier = route.createsAggregate()
+                ? targetOrNull(command)
+                : targetResolver.resolveTarget(command).getIdentifier();
+        if (identifier == null) {
+            // A creation command that names no target: any handler thread may create it.
+            slot.segment = segmentOfSequence(sequence);
+            return;
+        }
+        AggregateHolder<?> holder = route.repository().preload(identifier, route.createsAggregate(), sequence);
+        if (holder == null) {
+            slot.preloadFailure = new AggregateNotFoundException(
+                    identifier, "The aggregate was not found in the event store");
+            return;
+        }
+        slot.holder = holder;
+        slot.segment = segmentOf(identifier);
+    }
+
+    private String targetOrNull(CommandMessage<?> command) {
+        try {
+            return targetResolver.resolveTarget(command).getIdentifier();
+        } catch (IdentifierMissingException | IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private int segmentOf(String identifier) {
+        int hash = identifier.hashCode();
+        return ((hash ^ (hash >>> 16)) & Integer.MAX_VALUE) % handlerThreads;
+    }
+
+    private int segmentOfSequence(long sequence) {
+        return (int) (sequence % handlerThreads);
+    }
+}
