@@ -7,7 +7,11 @@ import io.github.ringbus.bus.PublishMode;
 import io.github.ringbus.bus.RingFullException;
 import io.github.ringbus.bus.WaitStrategyChoice;
 import io.github.ringbus.stages.Pipeline;
+import io.github.ringbus.stages.PipelineMonitor;
+import org.axonframework.tracing.Span;
+import org.axonframework.tracing.SpanScope;
 import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.callbacks.NoOpCallback;
@@ -87,6 +91,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final Pipeline pipeline;
+    /** Null unless tracing was configured: without it dispatch allocates nothing for spans. */
+    private final CommandBusSpanFactory spanFactory;
     /** Dispatches between their state check and their publish; shutdown waits for this to reach zero. Striped. */
     private final LongAdder dispatchesInProgress = new LongAdder();
     private final Object lifecycleLock = new Object();
@@ -100,8 +106,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 builder.ringSize, builder.handlerThreads, builder.waitStrategy(), builder.publishMode,
                 builder.eventStore, builder.transactionManager, builder.rollbackConfiguration,
                 builder.maxStoreBatchEvents, builder.commandTargetResolver, handlerInterceptors,
-                builder.threadNamePrefix, (commands, events) -> {
-        }), routes);
+                builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
+        this.spanFactory = builder.tracingSpanFactory();
     }
 
     /**
@@ -123,6 +129,23 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     public <C, R> void dispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         Objects.requireNonNull(command, "RingCommandBus.dispatch: the command must not be null");
         Objects.requireNonNull(callback, "RingCommandBus.dispatch: the callback must not be null");
+        if (spanFactory == null) {
+            doDispatch(command, callback);
+            return;
+        }
+        Span span = spanFactory.createDispatchCommandSpan(command, false).start();
+        try (SpanScope ignored = span.makeCurrent()) {
+            doDispatch(spanFactory.propagateContext(command), callback);
+        } catch (RuntimeException | Error e) {
+            span.recordException(e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         dispatchesInProgress.increment();
         try {
             State current = state;
@@ -423,6 +446,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 new CopyOnWriteArrayList<>();
         private String threadNamePrefix = "ringbus";
         private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private PipelineMonitor pipelineMonitor = PipelineMonitor.NONE;
+        private CommandBusSpanFactory spanFactory;
 
         private Builder() {
         }
@@ -555,6 +580,25 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                   "shutdownTimeout must be positive, but was " + shutdownTimeout);
             this.shutdownTimeout = shutdownTimeout;
             return this;
+        }
+
+        /** Observes completed commands and store batches, for metrics. Default: none. */
+        public Builder pipelineMonitor(PipelineMonitor pipelineMonitor) {
+            this.pipelineMonitor = require(pipelineMonitor, "pipelineMonitor");
+            return this;
+        }
+
+        /**
+         * Traces dispatch (on the caller's thread) and handling (on the handler thread) with Axon's spans, the
+         * handle span a child of the dispatch span. Default: no tracing, and no cost for it.
+         */
+        public Builder spanFactory(CommandBusSpanFactory spanFactory) {
+            this.spanFactory = require(spanFactory, "spanFactory");
+            return this;
+        }
+
+        CommandBusSpanFactory tracingSpanFactory() {
+            return spanFactory;
         }
 
         /**

@@ -17,12 +17,13 @@ import java.util.ArrayList;
  * accesses, so the fields are plain. The ring is filled with slots once, at start; a slot's collections are cleared
  * and reused, never reallocated.
  */
-public final class CommandSlot {
+public final class CommandSlot implements StageTimes {
 
     // --- written by the dispatching thread -------------------------------------------------------------------------
     CommandMessage<?> command;
     CommandCallback<Object, Object> callback;
     MessageMonitor.MonitorCallback monitorCallback;
+    long dispatchedNanos;
 
     // --- written by the preload stage ------------------------------------------------------------------------------
     MessageHandler<? super CommandMessage<?>> handler;
@@ -33,6 +34,7 @@ public final class CommandSlot {
     int segment;
     /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
     Throwable preloadFailure;
+    long preloadedNanos;
 
     // --- written by the handle stage -------------------------------------------------------------------------------
     final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
@@ -44,10 +46,34 @@ public final class CommandSlot {
     boolean rolledBack;
     /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
     int generation;
+    long handledNanos;
 
     // --- written by the store stage / the publish stage ------------------------------------------------------------
     Throwable storeFailure;
     Throwable publishFailure;
+
+    // --- written by the complete stage -----------------------------------------------------------------------------
+    long completingNanos;
+
+    @Override
+    public long dispatchedNanos() {
+        return dispatchedNanos;
+    }
+
+    @Override
+    public long preloadedNanos() {
+        return preloadedNanos;
+    }
+
+    @Override
+    public long handledNanos() {
+        return handledNanos;
+    }
+
+    @Override
+    public long completingNanos() {
+        return completingNanos;
+    }
 
     /**
      * @return the name of the command in this slot
@@ -122,5 +148,9 @@ public final class CommandSlot {
         generation = 0;
         storeFailure = null;
         publishFailure = null;
+        dispatchedNanos = 0;
+        preloadedNanos = 0;
+        handledNanos = 0;
+        completingNanos = 0;
     }
 }

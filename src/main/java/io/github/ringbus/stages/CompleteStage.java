@@ -22,7 +22,14 @@ final class CompleteStage implements EventHandler<CommandSlot> {
 
     private static final Logger logger = LoggerFactory.getLogger(CompleteStage.class);
 
+    private final PipelineMonitor monitor;
+    private final boolean timed;
     private volatile Sequence sequence;
+
+    CompleteStage(PipelineMonitor monitor) {
+        this.monitor = monitor;
+        this.timed = monitor.timesStages();
+    }
 
     @Override
     public void setSequenceCallback(Sequence sequenceCallback) {
@@ -39,10 +46,13 @@ final class CompleteStage implements EventHandler<CommandSlot> {
 
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
-        complete(slot);
+        if (timed) {
+            slot.completingNanos = System.nanoTime();
+        }
+        complete(slot, monitor);
     }
 
-    static void complete(CommandSlot slot) {
+    static void complete(CommandSlot slot, PipelineMonitor monitor) {
         Throwable failure = slot.failure();
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         if (unitOfWork.phase() == UnitOfWork.Phase.STARTED) {
@@ -69,6 +79,11 @@ final class CompleteStage implements EventHandler<CommandSlot> {
             slot.monitorCallback.reportSuccess();
         } else {
             slot.monitorCallback.reportFailure(reported);
+        }
+        try {
+            monitor.commandCompleted(slot.commandName(), reported, slot);
+        } catch (Throwable monitorFailure) {
+            logger.warn("The pipeline monitor failed on command [{}]", slot.commandName(), monitorFailure);
         }
         try {
             slot.callback.onResult(slot.command, result);

@@ -2,7 +2,10 @@ package io.github.ringbus.stages;
 
 import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.events.RingEventStore;
+import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.tracing.Span;
+import org.axonframework.tracing.SpanScope;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.messaging.DefaultInterceptorChain;
@@ -26,15 +29,21 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors;
     private final RollbackConfiguration rollbackConfiguration;
     private final RingEventStore splitStore;
+    private final CommandBusSpanFactory spanFactory;
+    private final boolean timed;
 
     HandleStage(int segment,
                 List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
                 RollbackConfiguration rollbackConfiguration,
-                RingEventStore splitStore) {
+                RingEventStore splitStore,
+                CommandBusSpanFactory spanFactory,
+                boolean timed) {
         this.segment = segment;
         this.interceptors = interceptors;
         this.rollbackConfiguration = rollbackConfiguration;
         this.splitStore = splitStore;
+        this.spanFactory = spanFactory;
+        this.timed = timed;
     }
 
     @Override
@@ -51,6 +60,25 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 return;
             }
         }
+        if (spanFactory == null) {
+            handle(slot);
+        } else {
+            Span span = spanFactory.createHandleCommandSpan(slot.command, false).start();
+            try (SpanScope ignored = span.makeCurrent()) {
+                handle(slot);
+                if (slot.handlerFailure != null) {
+                    span.recordException(slot.handlerFailure);
+                }
+            } finally {
+                span.end();
+            }
+        }
+        if (timed) {
+            slot.handledNanos = System.nanoTime();
+        }
+    }
+
+    private void handle(CommandSlot slot) {
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         unitOfWork.startFor(slot.command);
         try {

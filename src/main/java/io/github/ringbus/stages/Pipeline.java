@@ -3,6 +3,7 @@ package io.github.ringbus.stages;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.PublishMode;
 import io.github.ringbus.events.RingEventStore;
+import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.monitoring.MessageMonitor;
@@ -56,12 +57,14 @@ public final class Pipeline {
                            CommandTargetResolver targetResolver,
                            List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
                            String threadNamePrefix,
-                           StoreBatchListener batchListener) {
+                           PipelineMonitor monitor,
+                           CommandBusSpanFactory spanFactory) {
     }
 
     private final Disruptor<CommandSlot> disruptor;
     private final RingBuffer<CommandSlot> ring;
-    private final CompleteStage complete = new CompleteStage();
+    private final CompleteStage complete;
+    private final boolean timed;
     private final PipelineThreads threads;
     private final boolean publishSeparately;
 
@@ -81,15 +84,18 @@ public final class Pipeline {
                         settings.eventStore().getClass().getName());
         }
 
-        PreloadStage preload = new PreloadStage(routes, settings.targetResolver(), settings.handlerThreads());
+        this.timed = settings.monitor().timesStages();
+        this.complete = new CompleteStage(settings.monitor());
+        PreloadStage preload = new PreloadStage(routes, settings.targetResolver(), settings.handlerThreads(), timed);
         @SuppressWarnings("unchecked")
         EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
         for (int segment = 0; segment < handle.length; segment++) {
             handle[segment] = new HandleStage(segment, settings.handlerInterceptors(),
-                                              settings.rollbackConfiguration(), splitStore);
+                                              settings.rollbackConfiguration(), splitStore,
+                                              settings.spanFactory(), timed);
         }
         StoreStage store = new StoreStage(settings.eventStore(), settings.transactionManager(),
-                                          settings.maxStoreBatchEvents(), settings.batchListener());
+                                          settings.maxStoreBatchEvents(), settings.monitor());
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
 
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
@@ -173,6 +179,9 @@ public final class Pipeline {
         slot.command = command;
         slot.callback = callback;
         slot.monitorCallback = monitorCallback;
+        if (timed) {
+            slot.dispatchedNanos = System.nanoTime();
+        }
         ring.publish(sequence);
     }
 
@@ -213,7 +222,7 @@ public final class Pipeline {
                 if (slot.callback != null) {
                     slot.preloadFailure = new ShutdownInProgressException(
                             "ringbus shut down before command [" + slot.commandName() + "] completed");
-                    CompleteStage.complete(slot);
+                    CompleteStage.complete(slot, PipelineMonitor.NONE);
                 }
             }
         }

@@ -22,11 +22,13 @@ final class PreloadStage implements EventHandler<CommandSlot> {
     private final CommandRoutes routes;
     private final CommandTargetResolver targetResolver;
     private final int handlerThreads;
+    private final boolean timed;
 
-    PreloadStage(CommandRoutes routes, CommandTargetResolver targetResolver, int handlerThreads) {
+    PreloadStage(CommandRoutes routes, CommandTargetResolver targetResolver, int handlerThreads, boolean timed) {
         this.routes = routes;
         this.targetResolver = targetResolver;
         this.handlerThreads = handlerThreads;
+        this.timed = timed;
     }
 
     @Override
@@ -35,6 +37,9 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             preload(slot, sequence);
         } catch (Throwable failure) {
             slot.preloadFailure = failure;
+        }
+        if (timed) {
+            slot.preloadedNanos = System.nanoTime();
         }
     }
 
