@@ -1,0 +1,85 @@
+package io.github.ringbus.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.config.Configuration;
+import org.axonframework.config.DefaultConfigurer;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
+
+/**
+ * The Axon application under test: the {@link Account} aggregate, an in-memory event store and one of the
+ * {@link BusChoice command buses}, configured the way an Axon user would, started, with
+ * {@value #ACCOUNTS} accounts opened.
+ */
+public final class BankApplication {
+
+    /** How many accounts are opened before the benchmark starts. */
+    public static final int ACCOUNTS = 1_000;
+
+    private final BusChoice bus;
+    private final Configuration configuration;
+    private final long historiesBeforeRun;
+
+    private BankApplication(BusChoice bus, Configuration configuration, long historiesBeforeRun) {
+        this.bus = bus;
+        this.configuration = configuration;
+        this.historiesBeforeRun = historiesBeforeRun;
+    }
+
+    /**
+     * Configures and starts the application on {@code bus} and opens the accounts through it.
+     *
+     * @throws IllegalStateException if an account could not be opened
+     */
+    public static BankApplication start(BusChoice bus) {
+        // Axon 4.13 would otherwise contact AxonIQ's update server from every JVM that starts a configuration.
+        System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
+        Configuration configuration = DefaultConfigurer.defaultConfiguration()
+                .configureEmbeddedEventStore(c -> new InMemoryEventStorageEngine())
+                .configureAggregate(bus.accountConfiguration())
+                .configureCommandBus(bus::build)
+                .start();
+        openAccounts(configuration.commandBus());
+        return new BankApplication(bus, configuration, Account.historiesStarted());
+    }
+
+    /** The identifier of account number {@code index}, from 0 to {@value #ACCOUNTS} - 1. */
+    public static String accountId(int index) {
+        return "account-" + index;
+    }
+
+    /** The bus that the application's commands go through. */
+    public CommandBus commandBus() {
+        return configuration.commandBus();
+    }
+
+    /**
+     * How many times since the accounts were opened an account was rebuilt from the event store, rather
+     * than found in a cache.
+     */
+    public long replays() {
+        return Account.historiesStarted() - historiesBeforeRun;
+    }
+
+    /** Shuts the application (and so its bus) down, and says how many replays the run caused, if any. */
+    public void shutdown() {
+        long replays = replays();
+        configuration.shutdown();
+        if (replays > 0) {
+            System.out.printf("[%s] %,d accounts were replayed from the event store during the run%n",
+                              bus.parameterName(), replays);
+        }
+    }
+
+    private static void openAccounts(CommandBus commandBus) {
+        BatchCompletion completion = new BatchCompletion(TimeUnit.SECONDS.toNanos(60));
+        completion.expect(ACCOUNTS);
+        for (int i = 0; i < ACCOUNTS; i++) {
+            commandBus.dispatch(GenericCommandMessage.asCommandMessage(new Account.OpenAccount(accountId(i))),
+                                completion);
+        }
+        completion.await();
+    }
+}

@@ -1,0 +1,85 @@
+package io.github.ringbus.benchmarks;
+
+import java.util.Arrays;
+import java.util.function.Function;
+import org.axonframework.commandhandling.AsynchronousCommandBus;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Configuration;
+import org.axonframework.disruptor.commandhandling.DisruptorCommandBus;
+
+/**
+ * The command buses under test, each named as the benchmarks' {@code bus} parameter, with the way the
+ * {@link Account} aggregate is configured beside it.
+ *
+ * <p>Buses that run Axon's {@code EventSourcingRepository} get an {@link AllInMemoryCache}, so that no bus
+ * pays for replaying aggregates. Axon's {@code AggregateConfigurer} builds the repository itself for a
+ * {@link DisruptorCommandBus} (and ringbus's {@code ConfigurerModule} does for ringbus), so there the
+ * aggregate is configured plainly and the bus decides about caching.
+ */
+public enum BusChoice {
+
+    /** Axon's {@link SimpleCommandBus}: the command runs on the dispatching thread. */
+    SIMPLE("simple", true, configuration -> SimpleCommandBus.builder().build()),
+
+    /** Axon's {@link AsynchronousCommandBus} with its default executor (a cached thread pool). */
+    ASYNC("async", true, configuration -> {
+        AsynchronousCommandBus bus = AsynchronousCommandBus.builder().build();
+        configuration.onShutdown(bus::shutdown);
+        return bus;
+    }),
+
+    /** Axon's {@link DisruptorCommandBus} with its defaults (no cache beyond its weak first-level cache). */
+    AXON_DISRUPTOR("axon-disruptor", false, configuration -> stoppedOnShutdown(
+            configuration, DisruptorCommandBus.builder().build())),
+
+    /** Axon's {@link DisruptorCommandBus} given an {@link AllInMemoryCache}. */
+    AXON_DISRUPTOR_CACHED("axon-disruptor-cached", false, configuration -> stoppedOnShutdown(
+            configuration, DisruptorCommandBus.builder().cache(new AllInMemoryCache()).build())),
+
+    /** ringbus with its default settings. */
+    RINGBUS("ringbus", false, configuration -> RingBusFactory.withDefaults(configuration.eventStore())),
+
+    /** ringbus with the best settings found by tuning. */
+    RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(configuration.eventStore()));
+
+    private final String parameterName;
+    private final boolean axonCache;
+    private final Function<Configuration, CommandBus> commandBus;
+
+    BusChoice(String parameterName, boolean axonCache, Function<Configuration, CommandBus> commandBus) {
+        this.parameterName = parameterName;
+        this.axonCache = axonCache;
+        this.commandBus = commandBus;
+    }
+
+    /** The bus whose parameter name is {@code parameterName}, e.g. {@code "axon-disruptor-cached"}. */
+    public static BusChoice named(String parameterName) {
+        return Arrays.stream(values())
+                     .filter(choice -> choice.parameterName.equals(parameterName))
+                     .findFirst()
+                     .orElseThrow(() -> new IllegalArgumentException("No bus named '" + parameterName + "'"));
+    }
+
+    /** The name used as the benchmarks' {@code bus} parameter. */
+    public String parameterName() {
+        return parameterName;
+    }
+
+    /** Builds this bus for {@code configuration}; the bus stops when the configuration shuts down. */
+    CommandBus build(Configuration configuration) {
+        return commandBus.apply(configuration);
+    }
+
+    /** How the {@link Account} aggregate is configured beside this bus. */
+    AggregateConfigurer<Account> accountConfiguration() {
+        AggregateConfigurer<Account> account = AggregateConfigurer.defaultConfiguration(Account.class);
+        return axonCache ? account.configureCache(configuration -> new AllInMemoryCache()) : account;
+    }
+
+    private static DisruptorCommandBus stoppedOnShutdown(Configuration configuration, DisruptorCommandBus bus) {
+        configuration.onShutdown(bus::stop);
+        return bus;
+    }
+}
