@@ -1,0 +1,44 @@
+package io.github.ringbus.benchmarks.report;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The scores as a text table, grouped by thread count, each with its ratio to the baseline (e.g.
+ * {@code simple}) measured at the same thread count in the same run.
+ */
+final class ScoreTable {
+
+    private ScoreTable() {
+    }
+
+    /**
+     * Formats {@code scores}, whose operations are called {@code unit} (e.g. {@code commands/s}), against
+     * the scores labelled {@code baseline}. The bytes-per-operation column appears when JMH ran with
+     * {@code -prof gc}.
+     */
+    static String format(List<Score> scores, String baseline, String unit) {
+        boolean allocation = scores.stream().anyMatch(score -> !Double.isNaN(score.bytesPerOp()));
+        String row = "%-24s %7s %15s %14s %12s" + (allocation ? " %12s" : "") + "%n";
+        StringBuilder table = new StringBuilder();
+        table.append(String.format(row, scores.isEmpty() ? "" : scores.get(0).parameter(), "threads", unit, "± 99.9% CI", "× " + baseline, "B/op"));
+        scores.stream()
+              .sorted(Comparator.comparingInt(Score::threads))
+              .forEach(score -> table.append(String.format(
+                      row, score.label(), score.threads(), String.format("%,.0f", score.score()),
+                      Double.isNaN(score.error()) ? "n/a" : String.format("%,.0f", score.error()),
+                      baselineOf(scores, score, baseline).map(base -> String.format("%.2f", score.score() / base.score()))
+                                                         .orElse("n/a"),
+                      Double.isNaN(score.bytesPerOp()) ? "n/a" : String.format("%,.0f", score.bytesPerOp()))));
+        return table.toString();
+    }
+
+    private static Optional<Score> baselineOf(List<Score> scores, Score score, String baseline) {
+        return scores.stream()
+                     .filter(candidate -> candidate.label().equals(baseline)
+                                          && candidate.threads() == score.threads()
+                                          && candidate.method().equals(score.method()))
+                     .findFirst();
+    }
+}
