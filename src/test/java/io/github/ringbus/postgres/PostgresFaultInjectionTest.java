@@ -1,0 +1,312 @@
+package io.github.ringbus.postgres;
+
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.GetBalance;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
+import io.github.ringbus.jdbc.JdbcTransactionManager;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.modelling.command.ConcurrencyException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Faults of a real PostgreSQL during group commit: a constraint violation inside a batch, the connection killed
+ * during the append and at the commit, the server stopped and started again.
+ * <p>
+ * Batches are formed deterministically: a "gate" command's append is held on the store stage's thread until the
+ * commands of the batch under test have all been handled, so the store stage then finds them all at once.
+ */
+class PostgresFaultInjectionTest {
+
+    private static PostgresServer server;
+
+    @BeforeAll
+    static void startPostgres() {
+        server = PostgresServer.startForTests();
+    }
+
+    @AfterAll
+    static void stopPostgres() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /** Holds the append of events of the aggregate "gate-..." until released; then runs the armed fault once. */
+    private static final class Faults implements PostgresServer.AppendHook {
+
+        volatile String gateAggregate;
+        volatile CountDownLatch gate;
+        volatile CountDownLatch gateEntered;
+        /** Runs with the connection of the append that contains the events of {@link #target}. */
+        volatile FaultAction action;
+        volatile String target;
+        final AtomicInteger faultsRun = new AtomicInteger();
+
+        @Override
+        public void beforeAppend(Connection connection, List<? extends EventMessage<?>> events) throws SQLException {
+            CountDownLatch held = gate;
+            if (held != null && contains(events, gateAggregate)) {
+                gateEntered.countDown();
+                try {
+                    if (!held.await(30, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("gate never opened");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            FaultAction fault = action;
+            if (fault != null && contains(events, target)) {
+                action = null;
+                faultsRun.incrementAndGet();
+                fault.run(connection);
+            }
+        }
+
+        private static boolean contains(List<? extends EventMessage<?>> events, String aggregate) {
+            return aggregate != null && events.stream().anyMatch(
+                    e -> aggregate.equals(((DomainEventMessage<?>) e).getAggregateIdentifier()));
+        }
+    }
+
+    @FunctionalInterface
+    private interface FaultAction {
+        void run(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Dispatches the commands as one store batch: holds the store stage on a gate command until all of them were
+     * handled.
+     */
+    private static List<CompletableFuture<CommandResultMessage<Object>>> dispatchAsOneBatch(
+            PostgresRing ring, Faults faults, String gateAccount, Object... commands) throws InterruptedException {
+        faults.gateAggregate = gateAccount;
+        faults.gateEntered = new CountDownLatch(1);
+        faults.gate = new CountDownLatch(1);
+        int handledBefore = ring.handled.get();
+        CompletableFuture<CommandResultMessage<Object>> gateResult = ring.send(new Deposit(gateAccount, 1));
+        // The store stage is inside the gate command's append, which holds that command alone.
+        assertThat(faults.gateEntered.await(30, TimeUnit.SECONDS)).isTrue();
+        List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
+        for (Object command : commands) {
+            results.add(ring.send(command));
+        }
+        ring.awaitHandled(handledBefore + 1 + commands.length);
+        // The handler thread publishes its progress right after its last handler returned.
+        Thread.sleep(100);
+        faults.gate.countDown();
+        faults.gate = null;
+        assertThat(gateResult.join().isExceptional()).isFalse();
+        return results;
+    }
+
+    private static Throwable failureOf(CompletableFuture<CommandResultMessage<Object>> result) {
+        CommandResultMessage<Object> message = result.join();
+        assertThat(message.isExceptional()).as("expected a failure").isTrue();
+        return message.exceptionResult();
+    }
+
+    private static void assertSucceeded(CompletableFuture<CommandResultMessage<Object>> result) {
+        CommandResultMessage<Object> message = result.join();
+        assertThat(message.isExceptional()).as("%s", message.optionalExceptionResult()).isFalse();
+    }
+
+    private static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void constraintViolationInABatchFailsOnlyTheConflictingCommands() throws Exception {
+        Faults faults = new Faults();
+        try (PostgresRing ring = new PostgresRing(server, faults, b -> b.handlerThreads(1))) {
+            for (String account : List.of("cv-gate", "cv-a", "cv-b", "cv-c", "cv-d")) {
+                assertThat(ring.sendAndWait(new Open(account)).isExceptional()).isFalse();
+            }
+            // Another writer appends to cv-b behind ringbus's back: the sequence number ringbus uses next is taken.
+            PGSimpleDataSource other = new PGSimpleDataSource();
+            other.setUrl(server.jdbcUrl());
+            PostgresServer.engine(new JdbcTransactionManager(other)).appendEvents(
+                    new GenericDomainEventMessage<>("Account", "cv-b", 1, new Deposited("cv-b", 1000)));
+            int startedBefore = ring.storeTransactions.started.get();
+            int committedBefore = ring.storeTransactions.committed.get();
+
+            List<CompletableFuture<CommandResultMessage<Object>>> results = dispatchAsOneBatch(
+                    ring, faults, "cv-gate",
+                    new Deposit("cv-a", 1), new Deposit("cv-b", 2), new Deposit("cv-b", 3),
+                    new Deposit("cv-c", 4), new Deposit("cv-d", 5));
+
+            assertSucceeded(results.get(0));
+            Throwable conflict = failureOf(results.get(1));
+            assertThat(hasCause(conflict, ConcurrencyException.class)).as("%s", conflict).isTrue();
+            // Built on the conflicting command's events: rejected too.
+            assertThat(failureOf(results.get(2))).isInstanceOf(EventStoreException.class)
+                                                 .hasMessageContaining("cv-b");
+            assertSucceeded(results.get(3));
+            assertSucceeded(results.get(4));
+
+            // The gate's batch, the failed batch of five, then isolation: [a, b2] fails, [a] and [c, d] commit,
+            // [b2] fails, b3 is skipped as poisoned.
+            assertThat(ring.storeTransactions.started.get() - startedBefore).isEqualTo(6);
+            assertThat(ring.storeTransactions.committed.get() - committedBefore).isEqualTo(3);
+
+            assertThat(PostgresRing.storedDeposits(server, "cv-a")).containsExactly(1L);
+            assertThat(PostgresRing.storedDeposits(server, "cv-b")).containsExactly(1000L);
+            assertThat(PostgresRing.storedDeposits(server, "cv-c")).containsExactly(4L);
+            assertThat(PostgresRing.storedDeposits(server, "cv-d")).containsExactly(5L);
+
+            // The conflicting aggregate is reloaded from the store for its next command.
+            CommandResultMessage<Object> next = ring.sendAndWait(new Deposit("cv-b", 10));
+            assertThat(next.isExceptional()).as("%s", next.optionalExceptionResult()).isFalse();
+            assertThat(next.getPayload()).isEqualTo(1010L);
+            assertThat(PostgresRing.storedDeposits(server, "cv-b")).containsExactly(1000L, 10L);
+        }
+    }
+
+    @Test
+    void connectionKilledDuringTheAppendFailsTheWholeBatchAndTheBusCarriesOn() throws Exception {
+        Faults faults = new Faults();
+        try (PostgresRing ring = new PostgresRing(server, faults, b -> b.handlerThreads(1))) {
+            List<String> accounts = List.of("kill-1", "kill-2", "kill-3", "kill-4");
+            ring.sendAndWait(new Open("kill-gate"));
+            for (String account : accounts) {
+                ring.sendAndWait(new Open(account));
+                ring.sendAndWait(new Deposit(account, 100));
+            }
+            faults.target = "kill-1";
+            faults.action = connection -> server.terminateBackend(
+                    connection.unwrap(PGConnection.class).getBackendPID());
+
+            List<Object> batch = new ArrayList<>();
+            for (String account : accounts) {
+                batch.add(new Deposit(account, 1));
+                batch.add(new Deposit(account, 2));
+            }
+            List<CompletableFuture<CommandResultMessage<Object>>> results =
+                    dispatchAsOneBatch(ring, faults, "kill-gate", batch.toArray());
+
+            assertThat(faults.faultsRun).hasValue(1);
+            Throwable first = failureOf(results.get(0));
+            assertThat(results).allSatisfy(r -> assertThat(failureOf(r)).isSameAs(first));
+            assertThat(hasCause(first, SQLException.class)).as("%s", first).isTrue();
+            for (String account : accounts) {
+                assertThat(PostgresRing.storedDeposits(server, account)).containsExactly(100L);
+            }
+
+            // The next commands reload the aggregates and succeed on a new connection.
+            for (String account : accounts) {
+                CommandResultMessage<Object> next = ring.sendAndWait(new Deposit(account, 5));
+                assertThat(next.isExceptional()).as("%s", next.optionalExceptionResult()).isFalse();
+                assertThat(next.getPayload()).isEqualTo(105L);
+                assertThat(PostgresRing.storedDeposits(server, account)).containsExactly(100L, 5L);
+            }
+        }
+    }
+
+    @Test
+    void connectionKilledBeforeTheCommitFailsTheWholeBatchAndWritesNothing() throws Exception {
+        Faults faults = new Faults();
+        try (PostgresRing ring = new PostgresRing(server, faults, b -> b.handlerThreads(1))) {
+            List<String> accounts = List.of("commit-1", "commit-2", "commit-3");
+            ring.sendAndWait(new Open("commit-gate"));
+            for (String account : accounts) {
+                ring.sendAndWait(new Open(account));
+            }
+            AtomicInteger backend = new AtomicInteger();
+            faults.target = "commit-1";
+            faults.action = connection -> {
+                backend.set(connection.unwrap(PGConnection.class).getBackendPID());
+                ring.storeTransactions.beforeCommit = () -> {
+                    ring.storeTransactions.beforeCommit = null;
+                    try {
+                        server.terminateBackend(backend.get());
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                };
+            };
+
+            List<CompletableFuture<CommandResultMessage<Object>>> results = dispatchAsOneBatch(
+                    ring, faults, "commit-gate",
+                    new Deposit("commit-1", 1), new Deposit("commit-2", 2), new Deposit("commit-3", 3),
+                    new Deposit("commit-1", 4));
+
+            Throwable first = failureOf(results.get(0));
+            assertThat(results).allSatisfy(r -> assertThat(failureOf(r)).isSameAs(first));
+            assertThat(first).hasMessageContaining("Could not commit");
+            for (String account : accounts) {
+                assertThat(PostgresRing.storedDeposits(server, account)).isEmpty();
+            }
+
+            CommandResultMessage<Object> next = ring.sendAndWait(new Deposit("commit-1", 8));
+            assertThat(next.isExceptional()).as("%s", next.optionalExceptionResult()).isFalse();
+            assertThat(next.getPayload()).isEqualTo(8L);
+            assertThat(PostgresRing.storedDeposits(server, "commit-1")).containsExactly(8L);
+        }
+    }
+
+    @Test
+    void databaseStoppedAndRestartedFailsCommandsDuringTheOutageOnlyAndTheBusCarriesOn() throws Exception {
+        try (PostgresRing ring = new PostgresRing(server)) {
+            ring.sendAndWait(new Open("outage-cached"));
+            ring.sendAndWait(new Deposit("outage-cached", 10));
+            // An aggregate the bus has never loaded: its next command must read it from the database.
+            PGSimpleDataSource other = new PGSimpleDataSource();
+            other.setUrl(server.jdbcUrl());
+            PostgresServer.engine(new JdbcTransactionManager(other)).appendEvents(
+                    new GenericDomainEventMessage<>("Account", "outage-cold", 0, new Opened("outage-cold")));
+
+            server.stop();
+            try {
+                CommandResultMessage<Object> cached = ring.sendAndWait(new Deposit("outage-cached", 1));
+                CommandResultMessage<Object> cold = ring.sendAndWait(new Deposit("outage-cold", 2));
+
+                // The pool may still hand out a connection of the stopped server (the append then fails on it),
+                // or none at all (no transaction begins): either way a JDBC failure reaches the caller.
+                assertThat(cached.isExceptional()).isTrue();
+                assertThat(hasCause(cached.exceptionResult(), SQLException.class))
+                        .as("%s", cached.exceptionResult()).isTrue();
+                assertThat(cold.isExceptional()).isTrue();
+                assertThat(hasCause(cold.exceptionResult(), SQLException.class))
+                        .as("%s", cold.exceptionResult()).isTrue();
+            } finally {
+                server.restart();
+            }
+
+            CommandResultMessage<Object> cached = ring.sendAndWait(new Deposit("outage-cached", 3));
+            CommandResultMessage<Object> cold = ring.sendAndWait(new Deposit("outage-cold", 4));
+            assertThat(cached.isExceptional()).as("%s", cached.optionalExceptionResult()).isFalse();
+            assertThat(cached.getPayload()).isEqualTo(13L);
+            assertThat(cold.isExceptional()).as("%s", cold.optionalExceptionResult()).isFalse();
+            assertThat(cold.getPayload()).isEqualTo(4L);
+            assertThat(ring.sendAndWait(new GetBalance("outage-cached")).getPayload()).isEqualTo(13L);
+            assertThat(PostgresRing.storedDeposits(server, "outage-cached")).containsExactly(10L, 3L);
+            assertThat(PostgresRing.storedDeposits(server, "outage-cold")).containsExactly(4L);
+        }
+    }
+}

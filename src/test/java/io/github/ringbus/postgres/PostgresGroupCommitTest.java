@@ -1,0 +1,202 @@
+package io.github.ringbus.postgres;
+
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountCommands.Withdraw;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.lifecycle.ShutdownInProgressException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Group commit against a real PostgreSQL: cold start, durability of acknowledged commands (also across a shutdown
+ * under load) and batching of many commands per commit.
+ */
+class PostgresGroupCommitTest {
+
+    private static PostgresServer server;
+
+    @BeforeAll
+    static void startPostgres() {
+        server = PostgresServer.startForTests();
+    }
+
+    @AfterAll
+    static void stopPostgres() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void coldStartReadsTheAggregateFromPostgres() {
+        try (PostgresRing first = new PostgresRing(server)) {
+            first.sendAndWait(new Open("cold"));
+            first.sendAndWait(new Deposit("cold", 5));
+            first.sendAndWait(new Deposit("cold", 7));
+        }
+
+        try (PostgresRing second = new PostgresRing(server)) {
+            assertThat(second.bus.isRunning()).isTrue();
+            CommandResultMessage<Object> result = second.sendAndWait(new Deposit("cold", 1));
+
+            assertThat(result.isExceptional()).as("%s", result.optionalExceptionResult()).isFalse();
+            assertThat(result.getPayload()).isEqualTo(13L);
+        }
+        assertThat(PostgresRing.readFresh(server, "cold"))
+                .extracting(DomainEventMessage::getSequenceNumber).containsExactly(0L, 1L, 2L, 3L);
+        assertThat(PostgresRing.storedDeposits(server, "cold")).containsExactly(5L, 7L, 1L);
+    }
+
+    @Test
+    void acknowledgedCommandsAreInTheDatabaseAndFailedOnesLeaveNothingWithManyCommandsPerCommit()
+            throws Exception {
+        int accounts = 20;
+        int threads = 4;
+        int perThread = 400;
+        try (PostgresRing ring = new PostgresRing(server)) {
+            for (int i = 0; i < accounts; i++) {
+                ring.sendAndWait(new Open("load-" + i));
+            }
+            int committedBefore = ring.storeTransactions.committed.get();
+            int batchesBefore = ring.batches().size();
+
+            Map<Long, CompletableFuture<CommandResultMessage<Object>>> deposits = new ConcurrentHashMap<>();
+            List<CompletableFuture<CommandResultMessage<Object>>> failing = new ArrayList<>();
+            AtomicLong nextAmount = new AtomicLong(1);
+            List<Thread> dispatchers = new ArrayList<>();
+            List<List<CompletableFuture<CommandResultMessage<Object>>>> failingPerThread = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                List<CompletableFuture<CommandResultMessage<Object>>> mine = new ArrayList<>();
+                failingPerThread.add(mine);
+                int thread = t;
+                dispatchers.add(new Thread(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        String account = "load-" + ((thread * perThread + i) % accounts);
+                        long amount = nextAmount.getAndIncrement();
+                        if (i % 7 == 3) {
+                            // Applies an event, then fails: nothing of it may be stored.
+                            mine.add(ring.send(new DepositThenFail(account, amount)));
+                        } else if (i % 11 == 5) {
+                            mine.add(ring.send(new Withdraw(account, Long.MAX_VALUE)));
+                        } else {
+                            deposits.put(amount, ring.send(new Deposit(account, amount)));
+                        }
+                    }
+                }));
+            }
+            dispatchers.forEach(Thread::start);
+            for (Thread dispatcher : dispatchers) {
+                dispatcher.join();
+            }
+            failingPerThread.forEach(failing::addAll);
+            CompletableFuture.allOf(deposits.values().toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+            CompletableFuture.allOf(failing.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+
+            assertThat(failing).allSatisfy(f -> assertThat(f.join().isExceptional()).isTrue());
+            assertThat(deposits.values()).allSatisfy(f -> assertThat(f.join().isExceptional())
+                    .as("%s", f.join().optionalExceptionResult()).isFalse());
+
+            // A fresh reader finds exactly the acknowledged deposits: every one of them, and no failed command's.
+            Set<Long> stored = new TreeSet<>();
+            for (int i = 0; i < accounts; i++) {
+                List<DomainEventMessage<?>> events = PostgresRing.readFresh(server, "load-" + i);
+                assertThat(events).extracting(DomainEventMessage::getSequenceNumber)
+                                  .containsExactlyElementsOf(LongStream.range(0, events.size()).boxed()
+                                                                       .collect(Collectors.toList()));
+                assertThat(events.get(0).getPayload()).isEqualTo(new Opened("load-" + i));
+                stored.addAll(PostgresRing.storedDeposits(server, "load-" + i));
+            }
+            assertThat(stored).isEqualTo(new TreeSet<>(deposits.keySet()));
+
+            // Batching is real: many commands per commit.
+            int commands = deposits.size();
+            int commits = ring.storeTransactions.committed.get() - committedBefore;
+            List<int[]> batches = ring.batches().subList(batchesBefore, ring.batches().size());
+            int largest = batches.stream().mapToInt(b -> b[0]).max().orElse(0);
+            System.out.printf("PostgreSQL group commit: %d successful commands in %d commits "
+                                      + "(%.1f per commit, largest batch %d)%n",
+                              commands, commits, (double) commands / commits, largest);
+            assertThat(batches.stream().mapToInt(b -> b[0]).sum()).isEqualTo(commands);
+            assertThat(commits).isEqualTo(batches.size());
+            assertThat(commits).isLessThanOrEqualTo(commands / 5);
+            assertThat(largest).isGreaterThanOrEqualTo(20);
+        }
+    }
+
+    @Test
+    void shutdownUnderLoadLeavesExactlyTheAcknowledgedCommandsInTheDatabase() throws Exception {
+        int accounts = 20;
+        PostgresRing ring = new PostgresRing(server);
+        for (int i = 0; i < accounts; i++) {
+            ring.sendAndWait(new Open("stop-" + i));
+        }
+        Map<Long, String> accountOf = new ConcurrentHashMap<>();
+        Map<Long, CompletableFuture<CommandResultMessage<Object>>> results = new ConcurrentHashMap<>();
+        AtomicLong nextAmount = new AtomicLong(1);
+        AtomicLong acknowledged = new AtomicLong();
+        AtomicBoolean refused = new AtomicBoolean();
+        List<Thread> dispatchers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            dispatchers.add(new Thread(() -> {
+                for (int i = 0; i < 5_000 && !refused.get(); i++) {
+                    long amount = nextAmount.getAndIncrement();
+                    String account = "stop-" + (amount % accounts);
+                    accountOf.put(amount, account);
+                    CompletableFuture<CommandResultMessage<Object>> result = ring.send(new Deposit(account, amount));
+                    result.thenAccept(r -> {
+                        if (!r.isExceptional()) {
+                            acknowledged.incrementAndGet();
+                        } else if (r.exceptionResult() instanceof ShutdownInProgressException) {
+                            refused.set(true);
+                        }
+                    });
+                    results.put(amount, result);
+                }
+            }));
+        }
+        dispatchers.forEach(Thread::start);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (acknowledged.get() < 300 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        ring.close(); // shuts the bus down mid-stream: dispatchers are still sending
+        for (Thread dispatcher : dispatchers) {
+            dispatcher.join();
+        }
+        CompletableFuture.allOf(results.values().toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+
+        Set<Long> succeeded = new TreeSet<>();
+        Set<Long> failed = new TreeSet<>();
+        results.forEach((amount, result) -> (result.join().isExceptional() ? failed : succeeded).add(amount));
+        assertThat(refused).as("some commands were refused by the shut down bus").isTrue();
+        assertThat(succeeded).hasSizeGreaterThanOrEqualTo(300);
+
+        Set<Long> stored = new TreeSet<>();
+        for (int i = 0; i < accounts; i++) {
+            stored.addAll(PostgresRing.storedDeposits(server, "stop-" + i));
+        }
+        assertThat(stored).isEqualTo(succeeded);
+        System.out.printf("Shutdown under load: %d acknowledged and stored, %d refused or failed%n",
+                          succeeded.size(), failed.size());
+    }
+}

@@ -1,0 +1,181 @@
+package io.github.ringbus.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.fixtures.Account;
+import io.github.ringbus.fixtures.AccountEvents;
+import io.github.ringbus.jdbc.JdbcTransactionManager;
+import io.github.ringbus.stages.PipelineMonitor;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+
+/**
+ * A started ringbus with {@link Account} on Axon's {@link JdbcEventStorageEngine} over a connection pool of the given
+ * server, group-committing through a {@link JdbcTransactionManager}. It counts the store stage's transactions and
+ * records every batch the store stage appended.
+ */
+final class PostgresRing implements AutoCloseable {
+
+    final HikariDataSource pool;
+    final JdbcTransactionManager transactions;
+    final CountingTransactionManager storeTransactions;
+    final JdbcEventStorageEngine engine;
+    final RingEventStore eventStore;
+    final RingCommandBus bus;
+    /** Every batch the store stage committed: {commands, events}. */
+    final ConcurrentLinkedQueue<int[]> batches = new ConcurrentLinkedQueue<>();
+    /** Commands that reached the handler (whatever it did); counted on the handler threads. */
+    final AtomicInteger handled = new AtomicInteger();
+
+    PostgresRing(PostgresServer server) {
+        this(server, null, b -> b);
+    }
+
+    PostgresRing(PostgresServer server, PostgresServer.AppendHook hook,
+                 UnaryOperator<RingCommandBus.Builder> settings) {
+        this.pool = server.pool(8);
+        this.transactions = new JdbcTransactionManager(pool);
+        this.storeTransactions = new CountingTransactionManager(transactions);
+        this.engine = PostgresServer.engine(transactions, hook);
+        this.eventStore = RingEventStore.builder().storageEngine(engine).build();
+        PipelineMonitor monitor = new PipelineMonitor() {
+            @Override
+            public void appended(int commands, int events) {
+                batches.add(new int[]{commands, events});
+            }
+        };
+        this.bus = settings.apply(RingCommandBus.builder()
+                                                .eventStore(eventStore)
+                                                .transactionManager(storeTransactions)
+                                                .handlerThreads(2)
+                                                .pipelineMonitor(monitor)
+                                                .handlerInterceptor((unitOfWork, chain) -> {
+                                                    try {
+                                                        return chain.proceed();
+                                                    } finally {
+                                                        handled.incrementAndGet();
+                                                    }
+                                                }))
+                           .build();
+        bus.registerAggregate(Account.class);
+        bus.start();
+    }
+
+    /** Dispatches and returns the callback's result as a future; a second call of the callback fails the test. */
+    @SuppressWarnings("unchecked")
+    CompletableFuture<CommandResultMessage<Object>> send(Object command) {
+        CompletableFuture<CommandResultMessage<Object>> result = new CompletableFuture<>();
+        bus.dispatch(asCommandMessage(command), (message, resultMessage) -> {
+            if (!result.complete((CommandResultMessage<Object>) resultMessage)) {
+                throw new AssertionError("Callback of " + command + " called twice");
+            }
+        });
+        return result;
+    }
+
+    CommandResultMessage<Object> sendAndWait(Object command) {
+        try {
+            return send(command).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("No result for " + command, e);
+        }
+    }
+
+    /** Waits until the handlers have seen {@code count} commands in total. */
+    void awaitHandled(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (handled.get() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Only " + handled.get() + " of " + count + " commands were handled");
+            }
+            Thread.sleep(1);
+        }
+    }
+
+    List<int[]> batches() {
+        return new ArrayList<>(batches);
+    }
+
+    @Override
+    public void close() {
+        bus.shutdown();
+        eventStore.shutDown();
+        pool.close();
+    }
+
+    // --- a reader of its own -----------------------------------------------------------------------------------------
+
+    /**
+     * The events of an aggregate as a fresh reader sees them: a new storage engine on new connections, outside any
+     * pool and cache of the bus.
+     */
+    static List<DomainEventMessage<?>> readFresh(PostgresServer server, String aggregateId) {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setUrl(server.jdbcUrl());
+        JdbcEventStorageEngine reader = PostgresServer.engine(new JdbcTransactionManager(dataSource));
+        return reader.readEvents(aggregateId).asStream().collect(Collectors.toList());
+    }
+
+    /** The amounts of the deposits a fresh reader finds for an account, in sequence order. */
+    static List<Long> storedDeposits(PostgresServer server, String accountId) {
+        return readFresh(server, accountId).stream()
+                                           .map(DomainEventMessage::getPayload)
+                                           .filter(p -> p instanceof AccountEvents.Deposited)
+                                           .map(p -> ((AccountEvents.Deposited) p).amount())
+                                           .collect(Collectors.toList());
+    }
+
+    /**
+     * Counts the transactions it starts and commits (the store stage's, when given to the bus), and runs an optional
+     * action just before each commit.
+     */
+    static final class CountingTransactionManager implements TransactionManager {
+
+        private final TransactionManager delegate;
+        final AtomicInteger started = new AtomicInteger();
+        final AtomicInteger committed = new AtomicInteger();
+        volatile Runnable beforeCommit;
+
+        CountingTransactionManager(TransactionManager delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public Transaction startTransaction() {
+            Transaction transaction = delegate.startTransaction();
+            started.incrementAndGet();
+            return new Transaction() {
+                @Override
+                public void commit() {
+                    Runnable action = beforeCommit;
+                    if (action != null) {
+                        action.run();
+                    }
+                    transaction.commit();
+                    committed.incrementAndGet();
+                }
+
+                @Override
+                public void rollback() {
+                    transaction.rollback();
+                }
+            };
+        }
+    }
+}
