@@ -33,7 +33,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @OperationsPerInvocation(PipelineOverheadBenchmark.BATCH)
-@Fork(value = 1, jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
+@Fork(value = 1, jvmArgsAppend = {"-Xms8g", "-Xmx8g"})
 @Warmup(iterations = 3, time = 3)
 @Measurement(iterations = 5, time = 5)
 public class PipelineOverheadBenchmark {

@@ -28,7 +28,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @OperationsPerInvocation(DepositBatch.SIZE)
-@Fork(value = 1, jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
+@Fork(value = 1, jvmArgsAppend = {"-Xms8g", "-Xmx8g"})
 @Warmup(iterations = 3, time = 3)
 @Measurement(iterations = 5, time = 5)
 public class ThroughputBenchmark {
