@@ -1,5 +1,6 @@
 package io.github.ringbus;
 
+import io.github.ringbus.aggregates.AnnotatedTargetResolver;
 import io.github.ringbus.aggregates.RingRepository;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.FullRingPolicy;
@@ -35,7 +36,6 @@ import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.RollbackConfigurationType;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
-import org.axonframework.modelling.command.AnnotationCommandTargetResolver;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.inspection.AggregateMetaModelFactory;
@@ -105,7 +105,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.pipeline = new Pipeline(new Pipeline.Settings(
                 builder.ringSize, builder.handlerThreads, builder.waitStrategy(), builder.publishMode,
                 builder.eventStore, builder.transactionManager, builder.rollbackConfiguration,
-                builder.maxStoreBatchEvents, builder.commandTargetResolver, handlerInterceptors,
+                builder.maxStoreBatchEvents, handlerInterceptors,
                 builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
         this.spanFactory = builder.tracingSpanFactory();
     }
@@ -259,15 +259,18 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param model              the aggregate's model
      * @param aggregateFactory   creates empty aggregate roots to replay events on
      * @param repositoryProvider gives aggregates access to other repositories (may be null)
+     * @param targetResolver     the resolver the aggregate's command handler uses, so that the preload stage finds
+     *                           the same target
      * @param <A>                the aggregate type
      * @return the repository
      */
     public <A> RingRepository<A> createRepository(AggregateModel<A> model,
                                                   AggregateFactory<A> aggregateFactory,
-                                                  RepositoryProvider repositoryProvider) {
+                                                  RepositoryProvider repositoryProvider,
+                                                  CommandTargetResolver targetResolver) {
         RingRepository<A> repository = new RingRepository<>(
                 model, aggregateFactory, settings.eventStore, repositoryProvider, settings.snapshotTriggerDefinition,
-                settings.cacheSize, pipeline::completedSequence);
+                settings.cacheSize, pipeline::completedSequence, targetResolver);
         routes.register(repository);
         return repository;
     }
@@ -285,7 +288,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
                                                              configuration.handlerDefinition(aggregateType))
         ).createModel(aggregateType);
-        return createRepository(model, aggregateFactory, configuration::repository);
+        CommandTargetResolver targetResolver = configuration.getComponent(
+                CommandTargetResolver.class, () -> settings.commandTargetResolver);
+        return createRepository(model, aggregateFactory, configuration::repository, targetResolver);
     }
 
     /**
@@ -298,7 +303,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      */
     public <A> RingRepository<A> registerAggregate(Class<A> aggregateType) {
         AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
-        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model), null);
+        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model), null,
+                                                        settings.commandTargetResolver);
         AggregateAnnotationCommandHandler.<A>builder()
                                          .aggregateType(aggregateType)
                                          .aggregateModel(model)
@@ -435,7 +441,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private PublishMode publishMode = PublishMode.PARALLEL;
         private int cacheSize = 100_000;
         private int maxStoreBatchEvents = 1024;
-        private CommandTargetResolver commandTargetResolver = AnnotationCommandTargetResolver.builder().build();
+        private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
         private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
         private RollbackConfiguration rollbackConfiguration = RollbackConfigurationType.UNCHECKED_EXCEPTIONS;
         private MessageMonitor<? super CommandMessage<?>> messageMonitor = NoOpMessageMonitor.INSTANCE;
@@ -523,7 +529,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        /** Finds a command's target aggregate. Default: {@code @TargetAggregateIdentifier} annotations. */
+        /**
+         * Finds a command's target aggregate. Default: {@code @TargetAggregateIdentifier} annotations, read with
+         * {@link AnnotatedTargetResolver}.
+         */
         public Builder commandTargetResolver(CommandTargetResolver commandTargetResolver) {
             this.commandTargetResolver = require(commandTargetResolver, "commandTargetResolver");
             return this;

@@ -20,6 +20,7 @@ import org.axonframework.modelling.command.AggregateCreationPolicy;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.AggregateScopeDescriptor;
 import org.axonframework.modelling.command.AggregateStreamCreationException;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.ConflictingAggregateVersionException;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
@@ -58,6 +59,7 @@ public final class RingRepository<T> implements Repository<T> {
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
     private final AggregateCache<T> cache;
     private final Map<String, Boolean> createsAggregateByCommandName;
+    private final CommandTargetResolver targetResolver;
 
     /**
      * @param model                     the aggregate's model (its command and event sourcing handlers)
@@ -67,6 +69,7 @@ public final class RingRepository<T> implements Repository<T> {
      * @param snapshotTriggerDefinition decides when to snapshot an aggregate
      * @param cacheSize                 the most aggregates of this type to keep in memory
      * @param completedSequence         the ring sequence up to which every command has completed
+     * @param targetResolver            finds a command's target aggregate, as the aggregate's command handler does
      */
     public RingRepository(AggregateModel<T> model,
                           AggregateFactory<T> aggregateFactory,
@@ -74,7 +77,8 @@ public final class RingRepository<T> implements Repository<T> {
                           RepositoryProvider repositoryProvider,
                           SnapshotTriggerDefinition snapshotTriggerDefinition,
                           int cacheSize,
-                          LongSupplier completedSequence) {
+                          LongSupplier completedSequence,
+                          CommandTargetResolver targetResolver) {
         this.aggregateType = aggregateFactory.getAggregateType();
         this.model = Objects.requireNonNull(model, "model");
         this.aggregateFactory = aggregateFactory;
@@ -83,6 +87,14 @@ public final class RingRepository<T> implements Repository<T> {
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.createsAggregateByCommandName = Collections.unmodifiableMap(commandNames(model));
+        this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
+    }
+
+    /**
+     * @return the resolver that finds this aggregate type's commands' targets
+     */
+    public CommandTargetResolver targetResolver() {
+        return targetResolver;
     }
 
     private static <T> Map<String, Boolean> commandNames(AggregateModel<T> model) {

@@ -1,10 +1,12 @@
 package io.github.ringbus.config;
 
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.aggregates.AnnotatedTargetResolver;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.Configurer;
 import org.axonframework.config.ConfigurerModule;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +20,8 @@ import java.lang.annotation.Annotation;
  * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
  * default {@code EventSourcingRepository}. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
  * configured with and run as ordinary handlers on the handler threads. With any other command bus this module does
- * nothing.
+ * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
+ * once per command class).
  */
 public final class RingbusConfigurerModule implements ConfigurerModule {
 
@@ -26,6 +29,9 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
 
     @Override
     public void configureModule(Configurer configurer) {
+        // Same rules as Axon's default resolver, without its per-command reflection; a resolver the application
+        // registers itself replaces this one.
+        configurer.registerComponent(CommandTargetResolver.class, c -> new AnnotatedTargetResolver());
         configurer.onInitialize(RingbusConfigurerModule::routeAggregatesThroughRing);
     }
 

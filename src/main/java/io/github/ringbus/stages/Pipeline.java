@@ -12,7 +12,6 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.lifecycle.ShutdownInProgressException;
 import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
-import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
@@ -54,7 +53,6 @@ public final class Pipeline {
                            TransactionManager transactionManager,
                            RollbackConfiguration rollbackConfiguration,
                            int maxStoreBatchEvents,
-                           CommandTargetResolver targetResolver,
                            List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
                            String threadNamePrefix,
                            PipelineMonitor monitor,
@@ -86,7 +84,7 @@ public final class Pipeline {
 
         this.timed = settings.monitor().timesStages();
         this.complete = new CompleteStage(settings.monitor());
-        PreloadStage preload = new PreloadStage(routes, settings.targetResolver(), settings.handlerThreads(), timed);
+        PreloadStage preload = new PreloadStage(routes, settings.handlerThreads(), timed);
         @SuppressWarnings("unchecked")
         EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
         for (int segment = 0; segment < handle.length; segment++) {

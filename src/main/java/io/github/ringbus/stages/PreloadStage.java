@@ -20,13 +20,11 @@ import com.lmax.disruptor.EventHandler;
 final class PreloadStage implements EventHandler<CommandSlot> {
 
     private final CommandRoutes routes;
-    private final CommandTargetResolver targetResolver;
     private final int handlerThreads;
     private final boolean timed;
 
-    PreloadStage(CommandRoutes routes, CommandTargetResolver targetResolver, int handlerThreads, boolean timed) {
+    PreloadStage(CommandRoutes routes, int handlerThreads, boolean timed) {
         this.routes = routes;
-        this.targetResolver = targetResolver;
         this.handlerThreads = handlerThreads;
         this.timed = timed;
     }
@@ -59,8 +57,9 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             return;
         }
         slot.repository = route.repository();
+        CommandTargetResolver targetResolver = route.repository().targetResolver();
         String identifier = route.createsAggregate()
-                ? targetOrNull(command)
+                ? targetOrNull(targetResolver, command)
                 : targetResolver.resolveTarget(command).getIdentifier();
         if (identifier == null) {
             // A creation command that names no target: any handler thread may create it.
@@ -77,7 +76,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         slot.segment = segmentOf(identifier);
     }
 
-    private String targetOrNull(CommandMessage<?> command) {
+    private static String targetOrNull(CommandTargetResolver targetResolver, CommandMessage<?> command) {
         try {
             return targetResolver.resolveTarget(command).getIdentifier();
         } catch (IdentifierMissingException | IllegalArgumentException e) {
