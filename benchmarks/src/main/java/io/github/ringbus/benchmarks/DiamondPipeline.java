@@ -29,7 +29,7 @@ public final class DiamondPipeline {
     private final Disruptor<Slot> disruptor;
     private final RingBuffer<Slot> ring;
 
-    /** Builds and starts the pipeline: five threads that spin, yield, then sleep when they have nothing to do. */
+    /** Builds and starts the pipeline: five threads that spin, yield, then sleep when idle. */
     @SuppressWarnings("unchecked")
     public DiamondPipeline() {
         disruptor = new Disruptor<>(Slot::new, RING_SIZE, DaemonThreadFactory.INSTANCE, ProducerType.MULTI,

@@ -34,8 +34,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @OperationsPerInvocation(PipelineOverheadBenchmark.BATCH)
 @Fork(value = 1, jvmArgsAppend = {"-Xms8g", "-Xmx8g"})
-@Warmup(iterations = 3, time = 3)
-@Measurement(iterations = 5, time = 5)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
 public class PipelineOverheadBenchmark {
 
     /** Hand-offs per invocation. */
@@ -66,7 +66,9 @@ public class PipelineOverheadBenchmark {
                     shutdown = pipeline::shutdown;
                 }
                 case "ringbus-noop" -> useNoOpHandlerOn(RingBusFactory.startStandalone());
-                case "simple-noop" -> useNoOpHandlerOn(new StartedBus(SimpleCommandBus.builder().build(), () -> { }));
+                case "simple-noop" -> useNoOpHandlerOn(new StartedBus(SimpleCommandBus.builder().build(), () -> {
+                    // a SimpleCommandBus has no threads to stop
+                }));
                 default -> throw new IllegalArgumentException("No target named '" + target + "'");
             }
         }

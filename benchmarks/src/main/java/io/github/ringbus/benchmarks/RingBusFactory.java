@@ -24,8 +24,8 @@ public final class RingBusFactory {
 
     /**
      * ringbus with the best settings found by tuning. Until tuning has been done these are the defaults:
-     * record the settings that win here ({@code ringSize}, {@code handlerThreads}, {@code waitStrategy},
-     * {@code publishMode}, {@code cacheSize}).
+     * record the settings that win here (builder settings such as {@code ringSize}, {@code handlerThreads},
+     * {@code waitStrategy}, {@code publishMode}, {@code cacheSize}, {@code maxStoreBatchEvents}).
      */
     public static RingCommandBus tuned(EventStore eventStore) {
         return RingCommandBus.builder().eventStore(eventStore).build();

@@ -29,8 +29,8 @@ import org.openjdk.jmh.infra.ThreadParams;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @OperationsPerInvocation(DepositBatch.SIZE)
 @Fork(value = 1, jvmArgsAppend = {"-Xms8g", "-Xmx8g"})
-@Warmup(iterations = 3, time = 3)
-@Measurement(iterations = 5, time = 5)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
 public class ThroughputBenchmark {
 
     /** The application under test, on the bus named by the {@code bus} parameter. */

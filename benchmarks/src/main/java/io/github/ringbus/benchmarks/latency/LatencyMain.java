@@ -17,7 +17,8 @@ import org.HdrHistogram.Histogram;
  * starts with the same event store), is warmed up for two seconds, and measured.
  *
  * <pre>
- * java -cp benchmarks.jar io.github.ringbus.benchmarks.latency.LatencyMain [--seconds N] [--peak-seconds N] [bus ...]
+ * java -cp benchmarks.jar io.github.ringbus.benchmarks.latency.LatencyMain
+ *      [--seconds N] [--peak-seconds N] [bus ...]
  * </pre>
  * {@code --seconds}: measured seconds per load (default 10); {@code --peak-seconds}: warm-up and then
  * measurement seconds of the peak (default 5); buses by their benchmark names (default all).
@@ -62,7 +63,8 @@ public final class LatencyMain {
                     System.out.printf(ROW, bus.parameterName(), Math.round(load * 100) + "%", count(offered),
                                       count(achieved), micros(latencies.getValueAtPercentile(50)),
                                       micros(latencies.getValueAtPercentile(99)),
-                                      micros(latencies.getValueAtPercentile(99.9)), micros(latencies.getMaxValue()));
+                                      micros(latencies.getValueAtPercentile(99.9)),
+                                      micros(latencies.getMaxValue()));
                 } finally {
                     application.shutdown();
                 }

@@ -39,8 +39,8 @@ public final class Report {
 
         List<Score> scores = JmhJson.read(json);
         System.out.print(ScoreTable.format(scores, baseline, unit));
-        ThroughputChart.write(scores, name + ": " + unit + ", higher is better; error bars: JMH's 99.9% confidence interval",
-                              unit, chart);
+        String title = name + ": " + unit + ", higher is better; error bars: JMH's 99.9% confidence interval";
+        ThroughputChart.write(scores, title, unit, chart);
         System.out.println("Chart: " + chart);
     }
 }

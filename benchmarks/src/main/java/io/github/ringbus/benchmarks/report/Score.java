@@ -12,5 +12,6 @@ package io.github.ringbus.benchmarks.report;
  *                   iterations to give one
  * @param bytesPerOp {@code gc.alloc.rate.norm} from JMH's {@code -prof gc}, or {@code NaN} without it
  */
-public record Score(String method, String parameter, String label, int threads, double score, double error, double bytesPerOp) {
+public record Score(String method, String parameter, String label, int threads, double score, double error,
+                    double bytesPerOp) {
 }

@@ -2,7 +2,6 @@ package io.github.ringbus.benchmarks.report;
 
 import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The scores as a text table, grouped by thread count, each with its ratio to the baseline (e.g.
@@ -20,25 +19,34 @@ final class ScoreTable {
      */
     static String format(List<Score> scores, String baseline, String unit) {
         boolean allocation = scores.stream().anyMatch(score -> !Double.isNaN(score.bytesPerOp()));
-        String row = "%-24s %7s %15s %14s %12s" + (allocation ? " %12s" : "") + "%n";
+        String row = "%-24s %7s %15s %14s %14s" + (allocation ? " %12s" : "") + "%n";
+        String parameter = scores.isEmpty() ? "" : scores.get(0).parameter();
+
         StringBuilder table = new StringBuilder();
-        table.append(String.format(row, scores.isEmpty() ? "" : scores.get(0).parameter(), "threads", unit, "± 99.9% CI", "× " + baseline, "B/op"));
+        table.append(String.format(row, parameter, "threads", unit, "± 99.9% CI", "× " + baseline, "B/op"));
         scores.stream()
               .sorted(Comparator.comparingInt(Score::threads))
-              .forEach(score -> table.append(String.format(
-                      row, score.label(), score.threads(), String.format("%,.0f", score.score()),
-                      Double.isNaN(score.error()) ? "n/a" : String.format("%,.0f", score.error()),
-                      baselineOf(scores, score, baseline).map(base -> String.format("%.2f", score.score() / base.score()))
-                                                         .orElse("n/a"),
-                      Double.isNaN(score.bytesPerOp()) ? "n/a" : String.format("%,.0f", score.bytesPerOp()))));
+              .forEach(score -> table.append(String.format(row, score.label(), score.threads(),
+                                                           number(score.score()), number(score.error()),
+                                                           ratio(score, baselineOf(scores, score, baseline)),
+                                                           number(score.bytesPerOp()))));
         return table.toString();
     }
 
-    private static Optional<Score> baselineOf(List<Score> scores, Score score, String baseline) {
+    private static Score baselineOf(List<Score> scores, Score score, String baseline) {
         return scores.stream()
                      .filter(candidate -> candidate.label().equals(baseline)
                                           && candidate.threads() == score.threads()
                                           && candidate.method().equals(score.method()))
-                     .findFirst();
+                     .findFirst()
+                     .orElse(null);
+    }
+
+    private static String ratio(Score score, Score baseline) {
+        return baseline == null ? "n/a" : String.format("%.2f", score.score() / baseline.score());
+    }
+
+    private static String number(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format("%,.0f", value);
     }
 }

@@ -33,9 +33,13 @@ final class ThroughputChart {
             chart.addSeries(threads == 1 ? "1 thread" : threads + " threads",
                             labels,
                             atThreads.stream().map(Score::score).toList(),
-                            atThreads.stream().map(score -> Double.isNaN(score.error()) ? 0 : score.error()).toList());
+                            atThreads.stream().map(ThroughputChart::errorBar).toList());
         }
         BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static double errorBar(Score score) {
+        return Double.isNaN(score.error()) ? 0 : score.error();
     }
 
     /** The score of {@code label} at {@code threads}, or a zero bar if that combination did not run. */
