@@ -1,0 +1,143 @@
+package io.github.ringbus.spring;
+
+import io.github.ringbus.RingCommandBus;
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Configuration;
+import org.axonframework.config.Configurer;
+import org.axonframework.config.ConfigurerModule;
+import org.axonframework.spring.config.SpringAggregateConfigurer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.config.ConstructorArgumentValues;
+
+import java.lang.annotation.Annotation;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * Routes the application's {@code @Aggregate} event-sourced aggregates through the {@link RingCommandBus} bean: each
+ * gets a ringbus repository in place of Axon's {@code EventSourcingRepository}.
+ * <p>
+ * The Spring counterpart of {@link io.github.ringbus.config.RingbusConfigurerModule}: Axon's Spring Boot support builds
+ * its configuration with a {@code SpringConfigurer}, which applies the {@code ConfigurerModule} beans of the context
+ * and not the ones listed in {@code META-INF/services}. Spring registers every {@code @Aggregate} through an
+ * {@link AggregateConfigurer} (by a {@link SpringAggregateConfigurer} bean), so they are all found here.
+ * <p>
+ * Left alone, as in the plain Axon module: aggregates mapped with JPA ({@code @Entity}), and aggregates whose
+ * {@code @Aggregate(repository = ...)} names a repository bean (or that have a bean called
+ * {@code <aggregate>Repository} of their own). Their commands still run on the ring's handler threads.
+ * <p>
+ * The ring bus bean is looked up by name at initialization and only fetched when a repository is first needed, so
+ * this module does not create the bus while Axon's configuration is being built.
+ */
+public class RingbusAggregateRouting implements ConfigurerModule {
+
+    private static final Logger logger = LoggerFactory.getLogger(RingbusAggregateRouting.class);
+
+    private final ConfigurableListableBeanFactory beanFactory;
+
+    /**
+     * @param beanFactory the application's bean factory, holding the {@link RingCommandBus} bean
+     */
+    public RingbusAggregateRouting(ConfigurableListableBeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
+    @Override
+    public void configureModule(Configurer configurer) {
+        configurer.onInitialize(this::routeAggregates);
+    }
+
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    private void routeAggregates(Configuration configuration) {
+        String busName = ringBusBeanName();
+        if (busName == null) {
+            logger.info("No RingCommandBus bean in the context: aggregates keep Axon's repositories");
+            return;
+        }
+        Set<Class<?>> withOwnRepository = aggregatesWithOwnRepository();
+        for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
+            route(busName, aggregate, withOwnRepository);
+        }
+    }
+
+    private <A> void route(String busName, AggregateConfigurer<A> aggregate, Set<Class<?>> withOwnRepository) {
+        Class<A> type = aggregate.aggregateType();
+        if (isJpaEntity(type)) {
+            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
+            return;
+        }
+        if (withOwnRepository.contains(type)) {
+            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it", type.getName());
+            return;
+        }
+        logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);
+        aggregate.configureRepository(
+                c -> beanFactory.getBean(busName, RingCommandBus.class)
+                                .createRepository(type, aggregate.aggregateFactory(), c));
+    }
+
+    /** The name of the one RingCommandBus bean, found without creating any bean; null if there is none. */
+    private String ringBusBeanName() {
+        String[] names = beanFactory.getBeanNamesForType(RingCommandBus.class, true, false);
+        if (names.length == 0) {
+            return null;
+        }
+        if (names.length == 1) {
+            return names[0];
+        }
+        String primary = null;
+        for (String name : names) {
+            if (beanFactory.containsBeanDefinition(name) && beanFactory.getBeanDefinition(name).isPrimary()) {
+                if (primary != null) {
+                    primary = null;
+                    break;
+                }
+                primary = name;
+            }
+        }
+        if (primary == null) {
+            throw new AxonConfigurationException(
+                    "ringbus found " + names.length + " RingCommandBus beans " + String.join(", ", names)
+                            + " and cannot tell which one runs the aggregates: mark one @Primary");
+        }
+        return primary;
+    }
+
+    /**
+     * The aggregate types whose {@link SpringAggregateConfigurer} was given a repository bean: Axon's
+     * {@code SpringAggregateLookup} sets its {@code repository} property when {@code @Aggregate(repository = ...)}
+     * names one or when the context has a {@code <aggregate>Repository} bean of its own.
+     */
+    private Set<Class<?>> aggregatesWithOwnRepository() {
+        Set<Class<?>> types = new HashSet<>();
+        for (String name : beanFactory.getBeanNamesForType(SpringAggregateConfigurer.class, true, false)) {
+            if (!beanFactory.containsBeanDefinition(name)) {
+                continue;
+            }
+            BeanDefinition definition = beanFactory.getBeanDefinition(name);
+            if (!definition.getPropertyValues().contains("repository")) {
+                continue;
+            }
+            ConstructorArgumentValues.ValueHolder type =
+                    definition.getConstructorArgumentValues().getIndexedArgumentValue(0, Class.class);
+            if (type != null && type.getValue() instanceof Class) {
+                types.add((Class<?>) type.getValue());
+            }
+        }
+        return types;
+    }
+
+    private static boolean isJpaEntity(Class<?> type) {
+        for (Annotation annotation : type.getAnnotations()) {
+            String name = annotation.annotationType().getName();
+            if (name.equals("jakarta.persistence.Entity") || name.equals("javax.persistence.Entity")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

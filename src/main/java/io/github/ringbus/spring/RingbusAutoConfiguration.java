@@ -1,0 +1,177 @@
+package io.github.ringbus.spring;
+
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.stages.PipelineMonitor;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandBusSpanFactory;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.config.Configuration;
+import org.axonframework.eventhandling.EventBus;
+import org.axonframework.eventhandling.EventBusSpanFactory;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.interceptors.CorrelationDataInterceptor;
+import org.axonframework.tracing.NoOpSpanFactory;
+import org.axonframework.tracing.SpanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Makes a {@link RingCommandBus} the local command bus of an Axon Spring Boot application, with nothing but the
+ * ringbus dependency on the class path.
+ * <ul>
+ *     <li>{@code ringCommandBus}: a {@link RingCommandBus} qualified {@code localSegment}, which is the application's
+ *     {@link CommandBus}, or the local segment that Axon Server's or a {@code DistributedCommandBus} routes to. Built
+ *     from the {@link RingbusProperties ringbus.* properties}, the application's {@link EventStore},
+ *     {@link TransactionManager}, Axon's correlation data providers and command-bus message monitor, its
+ *     {@link CommandBusSpanFactory} (tracing), Micrometer (metrics) and any {@link PipelineMonitor} beans. Axon
+ *     starts it with the application and drains it on close: it is a {@link org.axonframework.lifecycle.Lifecycle}
+ *     bean, which Axon's Spring support registers with its lifecycle.</li>
+ *     <li>{@code eventBus}: a {@link RingEventStore} on the application's {@link EventStorageEngine} (Axon's JPA or
+ *     JDBC engine, or one of the application's), unless the application has an event bus or store of its own (such
+ *     as Axon Server's). It lets the ring store and publish events as two parallel stages.</li>
+ *     <li>{@link RingbusAggregateRouting}: every {@code @Aggregate} event-sourced aggregate runs on a ringbus
+ *     repository.</li>
+ * </ul>
+ * Ordered before Axon's {@code AxonAutoConfiguration}, so that Axon's own command bus and event store back off, and
+ * after the auto-configurations that define the storage engine, transaction manager and tracing. The application's
+ * own {@link CommandBus} or {@link EventBus} beans always win; {@code ringbus.enabled=false} turns it all off.
+ */
+@AutoConfiguration(
+        beforeName = {
+                "org.axonframework.springboot.autoconfig.AxonAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.InfraConfiguration"
+        },
+        afterName = {
+                "org.axonframework.springboot.autoconfig.AxonServerAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.AxonServerBusAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.JpaEventStoreAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.legacyjpa.JpaJavaxEventStoreAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.JdbcAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.TransactionAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.NoOpTransactionAutoConfiguration",
+                "org.axonframework.springboot.autoconfig.AxonTracingAutoConfiguration"
+        })
+@ConditionalOnClass(name = {
+        "org.axonframework.spring.config.SpringConfigurer",
+        "org.axonframework.springboot.autoconfig.AxonAutoConfiguration"
+})
+@ConditionalOnProperty(prefix = RingbusProperties.PREFIX, name = "enabled", havingValue = "true",
+        matchIfMissing = true)
+@EnableConfigurationProperties(RingbusProperties.class)
+public class RingbusAutoConfiguration {
+
+    /** The name of the bus bean, and the value of the {@code bus} tag of its metrics. */
+    public static final String BUS_BEAN_NAME = "ringCommandBus";
+
+    private static final boolean MICROMETER_PRESENT =
+            ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
+                                 RingbusAutoConfiguration.class.getClassLoader());
+
+    /**
+     * The event store that lets the ring store and publish in parallel, on the application's storage engine. Named
+     * and qualified like the one of Axon's auto-configuration, which it replaces.
+     */
+    @Bean(name = "eventBus")
+    @Qualifier("eventStore")
+    @ConditionalOnMissingBean(EventBus.class)
+    @ConditionalOnBean(EventStorageEngine.class)
+    public RingEventStore ringEventStore(EventStorageEngine storageEngine, Configuration axonConfiguration) {
+        return (RingEventStore) RingEventStore.builder()
+                                              .storageEngine(storageEngine)
+                                              .messageMonitor(axonConfiguration.messageMonitor(EventStore.class,
+                                                                                               "eventStore"))
+                                              .spanFactory(axonConfiguration.getComponent(EventBusSpanFactory.class))
+                                              .build();
+    }
+
+    /** The bus. */
+    @Bean(name = BUS_BEAN_NAME)
+    @Qualifier("localSegment")
+    @ConditionalOnMissingBean(
+            value = CommandBus.class,
+            ignoredType = {
+                    "org.axonframework.commandhandling.distributed.DistributedCommandBus",
+                    "org.axonframework.axonserver.connector.command.AxonServerCommandBus",
+                    "org.axonframework.extensions.multitenancy.components.commandhandeling.MultiTenantCommandBus"
+            })
+    public RingCommandBus ringCommandBus(RingbusProperties properties,
+                                         ObjectProvider<EventStore> eventStore,
+                                         ObjectProvider<TransactionManager> transactionManager,
+                                         Configuration axonConfiguration,
+                                         ObjectProvider<CommandBusSpanFactory> commandBusSpanFactory,
+                                         ObjectProvider<SpanFactory> spanFactory,
+                                         ObjectProvider<PipelineMonitor> pipelineMonitors,
+                                         ConfigurableListableBeanFactory beanFactory) {
+        RingCommandBus.Builder builder = properties.applyTo(RingCommandBus.builder());
+        builder.eventStore(requireEventStore(eventStore))
+               .transactionManager(transactionManager.getIfAvailable(() -> NoTransactionManager.INSTANCE))
+               .messageMonitor(axonConfiguration.messageMonitor(CommandBus.class, "commandBus"))
+               .handlerInterceptor(new CorrelationDataInterceptor<CommandMessage<?>>(
+                       axonConfiguration.correlationDataProviders()));
+        if (properties.getTracing().isEnabled()) {
+            CommandBusSpanFactory tracing = commandBusSpanFactory.getIfUnique();
+            if (tracing != null && !isNoOp(tracing, spanFactory.getIfUnique())) {
+                builder.spanFactory(tracing);
+            }
+        }
+        List<PipelineMonitor> monitors = pipelineMonitors.orderedStream().collect(Collectors.toList());
+        RingbusMetrics metrics = null;
+        if (properties.getMetrics().isEnabled() && MICROMETER_PRESENT) {
+            metrics = MicrometerSupport.metrics(beanFactory, BUS_BEAN_NAME);
+            if (metrics != null) {
+                monitors.add(metrics);
+            }
+        }
+        if (!monitors.isEmpty()) {
+            builder.pipelineMonitor(CompositePipelineMonitor.of(monitors));
+        }
+        RingCommandBus bus = builder.build();
+        if (metrics != null) {
+            metrics.bindTo(bus);
+        }
+        return bus;
+    }
+
+    /** Routes the {@code @Aggregate} aggregates through the ring. */
+    @Bean
+    public RingbusAggregateRouting ringbusAggregateRouting(ConfigurableListableBeanFactory beanFactory) {
+        return new RingbusAggregateRouting(beanFactory);
+    }
+
+    private static EventStore requireEventStore(ObjectProvider<EventStore> eventStore) {
+        EventStore store = eventStore.getIfUnique();
+        if (store == null) {
+            throw new AxonConfigurationException(
+                    "ringbus: RingCommandBus needs exactly one Axon EventStore bean to load and store event-sourced "
+                            + "aggregates, and found " + (eventStore.stream().count() == 0 ? "none" : "several")
+                            + ". Add an EventStorageEngine bean (Axon's JPA or JDBC engine, which Spring Boot "
+                            + "configures from a DataSource, or an InMemoryEventStorageEngine), use Axon Server, or "
+                            + "set ringbus.enabled=false to keep Axon's default command bus.");
+        }
+        return store;
+    }
+
+    /** Axon's default tracing does nothing: skip it, so that dispatch allocates nothing for spans. */
+    private static boolean isNoOp(CommandBusSpanFactory commandBusSpanFactory, SpanFactory spanFactory) {
+        return commandBusSpanFactory instanceof DefaultCommandBusSpanFactory
+                && spanFactory instanceof NoOpSpanFactory;
+    }
+}

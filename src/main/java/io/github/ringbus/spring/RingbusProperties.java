@@ -1,0 +1,311 @@
+package io.github.ringbus.spring;
+
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.bus.FullRingPolicy;
+import io.github.ringbus.bus.PublishMode;
+import io.github.ringbus.bus.WaitStrategyChoice;
+import org.axonframework.common.AxonConfigurationException;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+
+import java.time.Duration;
+import java.util.function.BiConsumer;
+
+/**
+ * The {@code ringbus.*} properties: one for each setting of {@link RingCommandBus.Builder} that a property can
+ * express, plus the switches of the Spring Boot support.
+ * <p>
+ * The values are checked while they are bound, by the builder's own setters: an invalid value stops the application
+ * at start-up with a message that names the property, e.g.
+ * {@code ringbus.ring-size must be a power of two of at least 2, but was 1000}.
+ */
+@ConfigurationProperties(prefix = RingbusProperties.PREFIX)
+public class RingbusProperties implements Validator {
+
+    /** The prefix of every ringbus property. */
+    public static final String PREFIX = "ringbus";
+
+    /**
+     * Whether ringbus's RingCommandBus is the application's local command bus. Set to false to get Axon's default
+     * command bus and event store back.
+     */
+    private boolean enabled = true;
+
+    /** The number of slots in the ring: a power of two, at least 2. */
+    private int ringSize = 4096;
+
+    /**
+     * The number of handler threads, each owning a disjoint set of aggregates (1 to 256). Default: a quarter of the
+     * available processors, at least 1.
+     */
+    private Integer handlerThreads;
+
+    /** How the stage threads wait for work: BLOCKING, SLEEPING, YIELDING or BUSY_SPIN. */
+    private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
+
+    /**
+     * What a dispatch does when every slot of the ring is taken: BLOCK (wait for a slot), BLOCK_WITH_TIMEOUT (wait
+     * up to full-ring-timeout, then fail the command) or FAIL_FAST (fail the command at once).
+     */
+    private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
+
+    /** How long the BLOCK_WITH_TIMEOUT full-ring policy waits for a free slot. Positive. */
+    private Duration fullRingTimeout = Duration.ofSeconds(1);
+
+    /**
+     * When events reach subscribing event processors: PARALLEL (while the store stage appends them) or
+     * AFTER_STORE (once they are stored).
+     */
+    private PublishMode publishMode = PublishMode.PARALLEL;
+
+    /** The most aggregates of each type kept in memory. Positive. */
+    private int cacheSize = 100_000;
+
+    /** The most events the store stage appends in one call and transaction. Positive. */
+    private int maxStoreBatchEvents = 1024;
+
+    /**
+     * How long closing the application context waits for the commands in flight to complete. Positive; commands
+     * still in flight then fail with a ShutdownInProgressException.
+     */
+    private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+    /** The prefix of the names of the stage threads, e.g. ringbus-handle-0. Not blank. */
+    private String threadNamePrefix = "ringbus";
+
+    private final Metrics metrics = new Metrics();
+
+    private final Tracing tracing = new Tracing();
+
+    /**
+     * Applies these settings to a builder.
+     *
+     * @param builder the builder of the bus
+     * @return the builder
+     * @throws InvalidRingbusPropertyException when a value is invalid, naming its property
+     */
+    public RingCommandBus.Builder applyTo(RingCommandBus.Builder builder) {
+        forEachSetting(new SettingVisitor() {
+            @Override
+            <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+                try {
+                    setter.accept(builder, value);
+                } catch (AxonConfigurationException e) {
+                    throw new InvalidRingbusPropertyException(PREFIX + "." + property, field, value, e);
+                }
+            }
+        });
+        return builder;
+    }
+
+    /**
+     * Checks each bound value with {@link RingCommandBus.Builder}'s own setter, so that start-up fails on a bad one
+     * with a message naming its property. Spring Boot calls this while binding, because this class is a
+     * {@link Validator}.
+     */
+    @Override
+    public void validate(Object target, Errors errors) {
+        RingbusProperties properties = (RingbusProperties) target;
+        properties.forEachSetting(new SettingVisitor() {
+            @Override
+            <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+                try {
+                    setter.accept(RingCommandBus.builder(), value);
+                } catch (AxonConfigurationException e) {
+                    errors.rejectValue(field, "ringbus.invalid",
+                                       InvalidRingbusPropertyException.describe(PREFIX + "." + property, field, e));
+                }
+            }
+        });
+    }
+
+    @Override
+    public boolean supports(Class<?> type) {
+        return RingbusProperties.class.isAssignableFrom(type);
+    }
+
+    private void forEachSetting(SettingVisitor visitor) {
+        visitor.visit("ring-size", "ringSize", ringSize, RingCommandBus.Builder::ringSize);
+        if (handlerThreads != null) {
+            visitor.visit("handler-threads", "handlerThreads", handlerThreads, RingCommandBus.Builder::handlerThreads);
+        }
+        visitor.visit("wait-strategy", "waitStrategy", waitStrategy, RingCommandBus.Builder::waitStrategy);
+        visitor.visit("full-ring-policy", "fullRingPolicy", fullRingPolicy, RingCommandBus.Builder::fullRingPolicy);
+        visitor.visit("full-ring-timeout", "fullRingTimeout", fullRingTimeout,
+                      RingCommandBus.Builder::fullRingTimeout);
+        visitor.visit("publish-mode", "publishMode", publishMode, RingCommandBus.Builder::publishMode);
+        visitor.visit("cache-size", "cacheSize", cacheSize, RingCommandBus.Builder::cacheSize);
+        visitor.visit("max-store-batch-events", "maxStoreBatchEvents", maxStoreBatchEvents,
+                      RingCommandBus.Builder::maxStoreBatchEvents);
+        visitor.visit("shutdown-timeout", "shutdownTimeout", shutdownTimeout,
+                      RingCommandBus.Builder::shutdownTimeout);
+        visitor.visit("thread-name-prefix", "threadNamePrefix", threadNamePrefix,
+                      RingCommandBus.Builder::threadNamePrefix);
+    }
+
+    private abstract static class SettingVisitor {
+
+        abstract <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter);
+    }
+
+    /** @return whether the ringbus auto-configuration is on */
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /** @param enabled whether the ringbus auto-configuration is on */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** @return the number of slots in the ring */
+    public int getRingSize() {
+        return ringSize;
+    }
+
+    /** @param ringSize the number of slots in the ring */
+    public void setRingSize(int ringSize) {
+        this.ringSize = ringSize;
+    }
+
+    /** @return the number of handler threads, or null for the default */
+    public Integer getHandlerThreads() {
+        return handlerThreads;
+    }
+
+    /** @param handlerThreads the number of handler threads, or null for the default */
+    public void setHandlerThreads(Integer handlerThreads) {
+        this.handlerThreads = handlerThreads;
+    }
+
+    /** @return how the stage threads wait for work */
+    public WaitStrategyChoice getWaitStrategy() {
+        return waitStrategy;
+    }
+
+    /** @param waitStrategy how the stage threads wait for work */
+    public void setWaitStrategy(WaitStrategyChoice waitStrategy) {
+        this.waitStrategy = waitStrategy;
+    }
+
+    /** @return what a dispatch does when the ring is full */
+    public FullRingPolicy getFullRingPolicy() {
+        return fullRingPolicy;
+    }
+
+    /** @param fullRingPolicy what a dispatch does when the ring is full */
+    public void setFullRingPolicy(FullRingPolicy fullRingPolicy) {
+        this.fullRingPolicy = fullRingPolicy;
+    }
+
+    /** @return how long BLOCK_WITH_TIMEOUT waits for a slot */
+    public Duration getFullRingTimeout() {
+        return fullRingTimeout;
+    }
+
+    /** @param fullRingTimeout how long BLOCK_WITH_TIMEOUT waits for a slot */
+    public void setFullRingTimeout(Duration fullRingTimeout) {
+        this.fullRingTimeout = fullRingTimeout;
+    }
+
+    /** @return when events reach subscribers relative to the store */
+    public PublishMode getPublishMode() {
+        return publishMode;
+    }
+
+    /** @param publishMode when events reach subscribers relative to the store */
+    public void setPublishMode(PublishMode publishMode) {
+        this.publishMode = publishMode;
+    }
+
+    /** @return the most aggregates of each type kept in memory */
+    public int getCacheSize() {
+        return cacheSize;
+    }
+
+    /** @param cacheSize the most aggregates of each type kept in memory */
+    public void setCacheSize(int cacheSize) {
+        this.cacheSize = cacheSize;
+    }
+
+    /** @return the most events appended in one store call */
+    public int getMaxStoreBatchEvents() {
+        return maxStoreBatchEvents;
+    }
+
+    /** @param maxStoreBatchEvents the most events appended in one store call */
+    public void setMaxStoreBatchEvents(int maxStoreBatchEvents) {
+        this.maxStoreBatchEvents = maxStoreBatchEvents;
+    }
+
+    /** @return how long shutdown waits for commands in flight */
+    public Duration getShutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    /** @param shutdownTimeout how long shutdown waits for commands in flight */
+    public void setShutdownTimeout(Duration shutdownTimeout) {
+        this.shutdownTimeout = shutdownTimeout;
+    }
+
+    /** @return the prefix of the stage threads' names */
+    public String getThreadNamePrefix() {
+        return threadNamePrefix;
+    }
+
+    /** @param threadNamePrefix the prefix of the stage threads' names */
+    public void setThreadNamePrefix(String threadNamePrefix) {
+        this.threadNamePrefix = threadNamePrefix;
+    }
+
+    /** @return the Micrometer settings */
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** @return the tracing settings */
+    public Tracing getTracing() {
+        return tracing;
+    }
+
+    /** The {@code ringbus.metrics.*} properties. */
+    public static class Metrics {
+
+        /**
+         * Whether the bus records Micrometer metrics (ringbus.commands, ringbus.stage.latency, ...) in the
+         * application's MeterRegistry, when Micrometer and a MeterRegistry bean are present.
+         */
+        private boolean enabled = true;
+
+        /** @return whether metrics are recorded */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether metrics are recorded */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** The {@code ringbus.tracing.*} properties. */
+    public static class Tracing {
+
+        /**
+         * Whether the bus creates Axon's dispatch and handle spans through the application's CommandBusSpanFactory.
+         * Axon's default no-op SpanFactory is never called, so tracing costs nothing until a tracer is configured.
+         */
+        private boolean enabled = true;
+
+        /** @return whether spans are created */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether spans are created */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+}

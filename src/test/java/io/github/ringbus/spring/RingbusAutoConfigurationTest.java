@@ -1,0 +1,313 @@
+package io.github.ringbus.spring;
+
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.aggregates.RingRepository;
+import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountCommands.Withdraw;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.config.Configuration;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.tracing.SpanFactory;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The auto-configuration in a Spring Boot context with Axon's auto-configuration, found the way an application finds
+ * it: through {@code @EnableAutoConfiguration} and the {@code AutoConfiguration.imports} files on the class path.
+ */
+class RingbusAutoConfigurationTest {
+
+    static {
+        // Axon's update checker must not try to reach the internet from a test.
+        System.setProperty("axoniq.update-checker.disabled", "true");
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @Import(SpringAccount.class)
+    static class BankApp {
+
+        @Bean
+        EventStorageEngine storageEngine() {
+            return new InMemoryEventStorageEngine();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class Metrics {
+
+        @Bean
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class Tracing {
+
+        @Bean
+        RecordingSpanFactory spanFactory() {
+            return new RecordingSpanFactory();
+        }
+    }
+
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner().withUserConfiguration(BankApp.class)
+                                          .withPropertyValues("axon.axonserver.enabled=false");
+
+    @Test
+    void theCommandBusIsRingbusQualifiedLocalSegment() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            CommandBus bus = context.getBean(CommandBus.class);
+            assertThat(bus).isInstanceOf(RingCommandBus.class);
+            assertThat(BeanFactoryAnnotationUtils.qualifiedBeanOfType(context.getBeanFactory(), CommandBus.class,
+                                                                      "localSegment")).isSameAs(bus);
+            assertThat(context.getBean(Configuration.class).commandBus()).isSameAs(bus);
+            assertThat(context.getBean(EventStore.class)).isInstanceOf(RingEventStore.class);
+            assertThat(context.getBean(Configuration.class).eventStore()).isSameAs(context.getBean(EventStore.class));
+            assertThat(((RingCommandBus) bus).isRunning()).isTrue();
+        });
+    }
+
+    @Test
+    void aggregatesGetARingRepository() {
+        runner.run(context -> {
+            assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
+                    .isInstanceOf(RingRepository.class);
+            assertThat(context.getBean("springAccountRepository", Repository.class))
+                    .isInstanceOf(RingRepository.class);
+        });
+    }
+
+    @Test
+    void commandsSentThroughTheGatewayRunOnTheRingAndTheirEventsAreStored() {
+        runner.run(context -> {
+            List<String> threads = new CopyOnWriteArrayList<>();
+            context.getBean(CommandBus.class).registerHandlerInterceptor((unitOfWork, chain) -> {
+                threads.add(Thread.currentThread().getName());
+                return chain.proceed();
+            });
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+
+            gateway.sendAndWait(new Open("a"));
+            Object balance = gateway.sendAndWait(new Deposit("a", 42));
+
+            assertThat(balance).isEqualTo(42L);
+            assertThat(threads).hasSize(2).allMatch(name -> name.startsWith("ringbus-handle-"));
+            List<? extends DomainEventMessage<?>> events =
+                    context.getBean(EventStore.class).readEvents("a").asStream().collect(Collectors.toList());
+            assertThat(events.stream().<Object>map(EventMessage::getPayload).collect(Collectors.toList()))
+                    .containsExactly(new Opened("a"), new Deposited("a", 42));
+            // Axon's correlation data providers apply: the events carry the command's identifier.
+            assertThat(events.get(0).getMetaData()).containsKey("correlationId");
+        });
+    }
+
+    @Test
+    void aBusinessRuleFailureReachesTheCaller() {
+        runner.run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            gateway.sendAndWait(new Open("a"));
+
+            Throwable failure = catchFailure(() -> gateway.sendAndWait(new Withdraw("a", 1)));
+
+            assertThat(failure).hasMessageContaining("cannot withdraw 1");
+        });
+    }
+
+    @Test
+    void disabledRestoresAxonsDefaultCommandBus() {
+        runner.withPropertyValues("ringbus.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(RingCommandBus.class);
+            assertThat(context).doesNotHaveBean(RingEventStore.class);
+            assertThat(context.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
+            assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
+                    .isNotInstanceOf(RingRepository.class);
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            gateway.sendAndWait(new Open("a"));
+            assertThat((Object) gateway.sendAndWait(new Deposit("a", 5))).isEqualTo(5L);
+        });
+    }
+
+    @Test
+    void propertiesReachTheBus() {
+        runner.withPropertyValues("ringbus.ring-size=64", "ringbus.handler-threads=3",
+                                  "ringbus.wait-strategy=blocking", "ringbus.full-ring-policy=fail-fast",
+                                  "ringbus.thread-name-prefix=bank")
+              .run(context -> {
+                  RingCommandBus bus = context.getBean(RingCommandBus.class);
+                  assertThat(bus.ringSize()).isEqualTo(64);
+                  assertThat(bus.handlerThreads()).isEqualTo(3);
+                  List<String> threads = new CopyOnWriteArrayList<>();
+                  bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+                      threads.add(Thread.currentThread().getName());
+                      return chain.proceed();
+                  });
+                  context.getBean(CommandGateway.class).sendAndWait(new Open("a"));
+                  assertThat(threads).singleElement().asString().startsWith("bank-handle-");
+              });
+    }
+
+    @Test
+    void anInvalidRingSizeFailsStartUpNamingTheProperty() {
+        assertStartUpFails("ringbus.ring-size=1000", "ringbus.ring-size must be a power of two of at least 2");
+    }
+
+    @Test
+    void otherInvalidValuesFailStartUpNamingTheirProperty() {
+        assertStartUpFails("ringbus.handler-threads=0", "ringbus.handler-threads must be between 1 and 256");
+        assertStartUpFails("ringbus.full-ring-timeout=0s", "ringbus.full-ring-timeout must be positive");
+        assertStartUpFails("ringbus.shutdown-timeout=-1s", "ringbus.shutdown-timeout must be positive");
+        assertStartUpFails("ringbus.cache-size=0", "ringbus.cache-size must be positive");
+        assertStartUpFails("ringbus.max-store-batch-events=-5", "ringbus.max-store-batch-events must be positive");
+        assertStartUpFails("ringbus.thread-name-prefix= ", "ringbus.thread-name-prefix must not be blank");
+        assertStartUpFails("ringbus.wait-strategy=sometimes", "ringbus.wait-strategy");
+    }
+
+    private void assertStartUpFails(String property, String message) {
+        runner.withPropertyValues(property).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(fullMessage(context.getStartupFailure())).contains(message);
+        });
+    }
+
+    private static String fullMessage(Throwable failure) {
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+
+    @Test
+    void closingTheContextDrainsCommandsInFlight() {
+        int accounts = 20;
+        int commands = 400;
+        Map<Integer, AtomicInteger> callbacks = new ConcurrentHashMap<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        runner.withPropertyValues("ringbus.handler-threads=1").run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            for (int a = 0; a < accounts; a++) {
+                gateway.sendAndWait(new Open("acc-" + a));
+            }
+            RingCommandBus bus = context.getBean(RingCommandBus.class);
+            bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+                LockSupport.parkNanos(1_000_000); // keep commands in flight when the context closes
+                return chain.proceed();
+            });
+            for (int i = 0; i < commands; i++) {
+                int n = i;
+                callbacks.put(n, new AtomicInteger());
+                CommandMessage<Deposit> deposit =
+                        GenericCommandMessage.asCommandMessage(new Deposit("acc-" + (n % accounts), 1));
+                bus.dispatch(deposit, (CommandMessage<? extends Deposit> c, CommandResultMessage<?> result) -> {
+                    callbacks.get(n).incrementAndGet();
+                    if (result.isExceptional()) {
+                        failures.add(result.exceptionResult());
+                    }
+                });
+            }
+            long completedBeforeClose = callbacks.values().stream().filter(c -> c.get() > 0).count();
+            EventStorageEngine storage = context.getBean(EventStorageEngine.class);
+
+            context.close();
+
+            assertThat(completedBeforeClose).as("commands still in flight when closing").isLessThan(commands);
+            assertThat(bus.isRunning()).isFalse();
+            assertThat(callbacks.values()).allMatch(c -> c.get() == 1);
+            assertThat(failures).isEmpty();
+            long deposits = storage.readEvents(null, false).filter(e -> e.getPayload() instanceof Deposited).count();
+            assertThat(deposits).isEqualTo(commands);
+        });
+    }
+
+    @Test
+    void metricsAreRecordedInTheMeterRegistry() {
+        runner.withUserConfiguration(Metrics.class).run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            gateway.sendAndWait(new Open("a"));
+            gateway.sendAndWait(new Deposit("a", 10));
+            catchFailure(() -> gateway.sendAndWait(new Withdraw("a", 100)));
+
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get(RingbusMetrics.COMMANDS).tag("bus", "ringCommandBus").counter().count())
+                    .isEqualTo(3);
+            assertThat(registry.get(RingbusMetrics.FAILURES).tag("bus", "ringCommandBus")
+                               .tag("exception", "InsufficientFundsException").counter().count())
+                    .isEqualTo(1);
+            for (String stage : List.of("preload", "handle", "store-publish", "end-to-end")) {
+                assertThat(registry.get(RingbusMetrics.STAGE_LATENCY).tag("bus", "ringCommandBus")
+                                   .tag("stage", stage).timer().count()).as(stage).isEqualTo(3);
+            }
+            assertThat(registry.get(RingbusMetrics.BATCH_EVENTS).tag("bus", "ringCommandBus").summary()
+                               .totalAmount()).isEqualTo(2);
+            assertThat(registry.get(RingbusMetrics.BATCH_COMMANDS).summary().count()).isPositive();
+            assertThat(registry.get(RingbusMetrics.REMAINING).tag("bus", "ringCommandBus").gauge().value())
+                    .isEqualTo(4096);
+            assertThat(registry.get(RingbusMetrics.RING_SIZE).gauge().value()).isEqualTo(4096);
+        });
+    }
+
+    @Test
+    void metricsCanBeSwitchedOff() {
+        runner.withUserConfiguration(Metrics.class).withPropertyValues("ringbus.metrics.enabled=false")
+              .run(context -> {
+                  context.getBean(CommandGateway.class).sendAndWait(new Open("a"));
+                  assertThat(context.getBean(MeterRegistry.class).find(RingbusMetrics.COMMANDS).meters()).isEmpty();
+              });
+    }
+
+    @Test
+    void dispatchAndHandleAreTracedThroughAxonsSpanFactory() {
+        runner.withUserConfiguration(Tracing.class).run(context -> {
+            RecordingSpanFactory spans = (RecordingSpanFactory) context.getBean(SpanFactory.class);
+            context.getBean(CommandGateway.class).sendAndWait(new Open("a"));
+
+            assertThat(spans.started).contains(
+                    new RecordingSpanFactory.Started("CommandBus.dispatchCommand", Thread.currentThread().getName()));
+            assertThat(spans.started).anyMatch(s -> s.name().equals("CommandBus.handleCommand")
+                    && s.thread().startsWith("ringbus-handle-"));
+        });
+    }
+
+    private static Throwable catchFailure(Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            return e;
+        }
+        throw new AssertionError("expected a failure");
+    }
+}
