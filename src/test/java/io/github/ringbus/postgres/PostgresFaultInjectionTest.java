@@ -114,7 +114,7 @@ class PostgresFaultInjectionTest {
         }
         ring.awaitHandled(handledBefore + 1 + commands.length);
         // The handler thread publishes its progress right after its last handler returned.
-        Thread.sleep(100);
+        Thread.sleep(250);
         faults.gate.countDown();
         faults.gate = null;
         assertThat(gateResult.join().isExceptional()).isFalse();
@@ -139,6 +139,23 @@ class PostgresFaultInjectionTest {
             }
         }
         return false;
+    }
+
+    /** The database is back once the bus's pool hands out a connection again. */
+    private static void awaitConnection(PostgresRing ring) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Connection connection = ring.pool.getConnection()) {
+                if (connection.isValid(1)) {
+                    return;
+                }
+            } catch (SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("The pool did not reconnect", e);
+                }
+            }
+            Thread.sleep(50);
+        }
     }
 
     @Test
@@ -210,8 +227,9 @@ class PostgresFaultInjectionTest {
             List<CompletableFuture<CommandResultMessage<Object>>> results =
                     dispatchAsOneBatch(ring, faults, "kill-gate", batch.toArray());
 
-            assertThat(faults.faultsRun).hasValue(1);
             Throwable first = failureOf(results.get(0));
+            CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).join();
+            assertThat(faults.faultsRun).hasValue(1);
             assertThat(results).allSatisfy(r -> assertThat(failureOf(r)).isSameAs(first));
             assertThat(hasCause(first, SQLException.class)).as("%s", first).isTrue();
             for (String account : accounts) {
@@ -297,6 +315,7 @@ class PostgresFaultInjectionTest {
             } finally {
                 server.restart();
             }
+            awaitConnection(ring);
 
             CommandResultMessage<Object> cached = ring.sendAndWait(new Deposit("outage-cached", 3));
             CommandResultMessage<Object> cold = ring.sendAndWait(new Deposit("outage-cold", 4));
