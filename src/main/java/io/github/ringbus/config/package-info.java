@@ -1,0 +1,4 @@
+/**
+ * Plain Axon configuration: the {@code ConfigurerModule} that routes configured aggregates through ringbus.
+ */
+package io.github.ringbus.config;

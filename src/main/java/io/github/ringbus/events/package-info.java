@@ -1,0 +1,4 @@
+/**
+ * The event store ringbus splits into a store stage and a publish stage.
+ */
+package io.github.ringbus.events;
