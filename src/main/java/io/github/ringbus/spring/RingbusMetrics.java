@@ -72,18 +72,20 @@ public class RingbusMetrics implements PipelineMonitor {
         this.tags = Tags.of("bus", Objects.requireNonNull(busName, "busName"));
         this.commands = Counter.builder(COMMANDS).tags(tags).description("Commands completed by the ring")
                                .baseUnit("commands").register(registry);
-        this.preload = stageTimer("preload", "From publication in the ring until the aggregate is in memory");
-        this.handle = stageTimer("handle", "From preloaded until the command handler returned");
-        this.storePublish = stageTimer("store-publish", "From handled until the events are stored and published");
-        this.endToEnd = stageTimer("end-to-end", "From publication in the ring until completion");
+        this.preload = stageTimer("preload");
+        this.handle = stageTimer("handle");
+        this.storePublish = stageTimer("store-publish");
+        this.endToEnd = stageTimer("end-to-end");
         this.batchCommands = DistributionSummary.builder(BATCH_COMMANDS).tags(tags).baseUnit("commands")
                                                 .description("Commands per store-stage append").register(registry);
         this.batchEvents = DistributionSummary.builder(BATCH_EVENTS).tags(tags).baseUnit("events")
                                               .description("Events per store-stage append").register(registry);
     }
 
-    private Timer stageTimer(String stage, String description) {
-        return Timer.builder(STAGE_LATENCY).tags(tags).tag("stage", stage).description(description)
+    private Timer stageTimer(String stage) {
+        return Timer.builder(STAGE_LATENCY).tags(tags).tag("stage", stage)
+                    .description("Time commands spent in a stage of the ring: preload, handle, store-publish, "
+                                         + "or end-to-end (published to completing)")
                     .register(registry);
     }
 

@@ -1,0 +1,78 @@
+package io.github.ringbus.examples.bank.account;
+
+import io.github.ringbus.examples.bank.account.AccountCommands.DepositMoney;
+import io.github.ringbus.examples.bank.account.AccountCommands.OpenAccount;
+import io.github.ringbus.examples.bank.account.AccountCommands.WithdrawMoney;
+import io.github.ringbus.examples.bank.account.AccountEvents.AccountOpened;
+import io.github.ringbus.examples.bank.account.AccountEvents.MoneyDeposited;
+import io.github.ringbus.examples.bank.account.AccountEvents.MoneyWithdrawn;
+import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.eventsourcing.EventSourcingHandler;
+import org.axonframework.modelling.command.AggregateIdentifier;
+import org.axonframework.spring.stereotype.Aggregate;
+
+import static org.axonframework.modelling.command.AggregateLifecycle.apply;
+
+/**
+ * A bank account, an ordinary event-sourced Axon aggregate. With ringbus on the class path its commands run on the
+ * ring's handler threads and its events are appended to PostgreSQL in batches by the store stage.
+ * <p>
+ * The business rule: the balance never goes below zero.
+ */
+@Aggregate
+public class Account {
+
+    @AggregateIdentifier
+    private String accountId;
+    private long balance;
+
+    protected Account() {
+        // For Axon: an empty account that its events are replayed on.
+    }
+
+    @CommandHandler
+    public Account(OpenAccount command) {
+        if (command.owner() == null || command.owner().isBlank()) {
+            throw new IllegalArgumentException("An account needs an owner");
+        }
+        apply(new AccountOpened(command.accountId(), command.owner()));
+    }
+
+    @CommandHandler
+    public long handle(DepositMoney command) {
+        requirePositive(command.amount());
+        apply(new MoneyDeposited(accountId, command.amount()));
+        return balance;
+    }
+
+    @CommandHandler
+    public long handle(WithdrawMoney command) {
+        requirePositive(command.amount());
+        if (command.amount() > balance) {
+            throw new InsufficientFundsException(accountId, balance, command.amount());
+        }
+        apply(new MoneyWithdrawn(accountId, command.amount()));
+        return balance;
+    }
+
+    private static void requirePositive(long amount) {
+        if (amount <= 0) {
+            throw new IllegalArgumentException("An amount must be positive, but was " + amount);
+        }
+    }
+
+    @EventSourcingHandler
+    void on(AccountOpened event) {
+        this.accountId = event.accountId();
+    }
+
+    @EventSourcingHandler
+    void on(MoneyDeposited event) {
+        this.balance += event.amount();
+    }
+
+    @EventSourcingHandler
+    void on(MoneyWithdrawn event) {
+        this.balance -= event.amount();
+    }
+}

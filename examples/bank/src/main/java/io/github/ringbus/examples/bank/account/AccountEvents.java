@@ -1,0 +1,17 @@
+package io.github.ringbus.examples.bank.account;
+
+/** What happened to an {@link Account}: these are what the event store keeps. */
+public final class AccountEvents {
+
+    private AccountEvents() {
+    }
+
+    public record AccountOpened(String accountId, String owner) {
+    }
+
+    public record MoneyDeposited(String accountId, long amount) {
+    }
+
+    public record MoneyWithdrawn(String accountId, long amount) {
+    }
+}
