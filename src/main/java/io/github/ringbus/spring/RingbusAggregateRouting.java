@@ -28,7 +28,10 @@ import java.util.Set;
  * <p>
  * Left alone, as in the plain Axon module: aggregates mapped with JPA ({@code @Entity}), and aggregates whose
  * {@code @Aggregate(repository = ...)} names a repository bean (or that have a bean called
- * {@code <aggregate>Repository} of their own). Their commands still run on the ring's handler threads.
+ * {@code <aggregate>Repository} of their own). Their commands still run on the ring's handler threads, and their
+ * Units of Work commit on the ring's complete-stage thread: such a repository must not hold thread-bound locks
+ * (build it with {@code NullLockFactory}; Axon's Spring support already does so for JPA aggregates unless the
+ * application configures a {@code LockFactory}).
  * <p>
  * The ring bus bean is looked up by name at initialization and only fetched when a repository is first needed, so
  * this module does not create the bus while Axon's configuration is being built.
@@ -71,7 +74,10 @@ public class RingbusAggregateRouting implements ConfigurerModule {
             return;
         }
         if (withOwnRepository.contains(type)) {
-            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it", type.getName());
+            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it. Its commands still run on "
+                                + "the ring, whose Units of Work commit on another thread than the handler's: the "
+                                + "repository must not use thread-bound locks (give it NullLockFactory)",
+                        type.getName());
             return;
         }
         logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);

@@ -18,7 +18,9 @@ import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.config.Configuration;
 import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.common.lock.NullLockFactory;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
@@ -78,6 +80,34 @@ class RingbusAutoConfigurationTest {
         @Bean
         RecordingSpanFactory spanFactory() {
             return new RecordingSpanFactory();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @Import(LedgerWithOwnRepository.class)
+    static class OwnRepository {
+
+        /**
+         * The ring commits a command's Unit of Work on its complete-stage thread, not on the handler thread that
+         * loaded the aggregate: a repository of the application's own must not hold thread-bound locks (Axon's
+         * default PessimisticLockFactory fails the commit with "a lock is no longer held"). The ring already runs
+         * the commands of one aggregate one at a time, on one handler thread.
+         */
+        @Bean
+        EventSourcingRepository<LedgerWithOwnRepository> ledgerRepository(EventStore eventStore) {
+            return EventSourcingRepository.builder(LedgerWithOwnRepository.class)
+                                          .eventStore(eventStore)
+                                          .lockFactory(NullLockFactory.INSTANCE)
+                                          .build();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class OwnCommandBus {
+
+        @Bean
+        SimpleCommandBus commandBus() {
+            return SimpleCommandBus.builder().build();
         }
     }
 
@@ -143,6 +173,38 @@ class RingbusAutoConfigurationTest {
             Throwable failure = catchFailure(() -> gateway.sendAndWait(new Withdraw("a", 1)));
 
             assertThat(failure).hasMessageContaining("cannot withdraw 1");
+        });
+    }
+
+    @Test
+    void anAggregateNamingItsOwnRepositoryKeepsIt() {
+        runner.withUserConfiguration(OwnRepository.class).run(context -> {
+            Configuration axon = context.getBean(Configuration.class);
+            assertThat(axon.repository(LedgerWithOwnRepository.class))
+                    .isSameAs(context.getBean("ledgerRepository"));
+            assertThat(axon.repository(SpringAccount.class)).isInstanceOf(RingRepository.class);
+            List<String> threads = new CopyOnWriteArrayList<>();
+            context.getBean(CommandBus.class).registerHandlerInterceptor((unitOfWork, chain) -> {
+                threads.add(Thread.currentThread().getName());
+                return chain.proceed();
+            });
+
+            context.getBean(CommandGateway.class).sendAndWait(new LedgerWithOwnRepository.OpenLedger("l"));
+
+            assertThat(threads).singleElement().asString().startsWith("ringbus-handle-");
+            assertThat(context.getBean(EventStore.class).readEvents("l").asStream().count()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void theApplicationsOwnCommandBusWins() {
+        runner.withUserConfiguration(OwnCommandBus.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(RingCommandBus.class);
+            assertThat(context.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
+            assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
+                    .isNotInstanceOf(RingRepository.class);
+            context.getBean(CommandGateway.class).sendAndWait(new Open("a"));
         });
     }
 
