@@ -1,12 +1,14 @@
 package io.github.ringbus.aggregates;
 
 import io.github.ringbus.stages.CommandSlot;
+import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.common.Registration;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventBus;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.messaging.MessageHandler;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -54,6 +56,7 @@ public final class AggregateHolder<T> {
 
     private final RingRepository<T> repository;
     private final AppliedEventSink sink = new AppliedEventSink();
+    private final MessageHandler<CommandMessage<?>> commandHandler = this::handleInstanceCommand;
 
     // --- handle-stage thread ---------------------------------------------------------------------------------------
     private String identifier;
@@ -165,6 +168,21 @@ public final class AggregateHolder<T> {
 
     EventSourcedAggregate<T> aggregate() {
         return aggregate;
+    }
+
+    /**
+     * The handler of an instance command for this aggregate: what Axon's aggregate command handler does after
+     * resolving the target and loading it (the same checks as {@link RingRepository#load(String, Long)}), without
+     * resolving and looking it up a second time.
+     *
+     * @return a handler that runs a command on this aggregate, on the handle stage's thread
+     */
+    public MessageHandler<CommandMessage<?>> commandHandler() {
+        return commandHandler;
+    }
+
+    private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
+        return repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()).handle(command);
     }
 
     void created(EventSourcedAggregate<T> created) {

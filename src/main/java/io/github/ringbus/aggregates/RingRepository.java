@@ -193,7 +193,13 @@ public final class RingRepository<T> implements Repository<T> {
 
     @Override
     public Aggregate<T> load(String aggregateIdentifier, Long expectedVersion) {
-        EventSourcedAggregate<T> aggregate = targetOfCurrentCommand(aggregateIdentifier).aggregate();
+        return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier).aggregate(),
+                                 expectedVersion);
+    }
+
+    /** The checks Axon's repositories make when a command loads an aggregate. */
+    EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+                                               Long expectedVersion) {
         if (aggregate == null) {
             throw new AggregateNotFoundException(aggregateIdentifier,
                                                  "The aggregate was not found in the event store");

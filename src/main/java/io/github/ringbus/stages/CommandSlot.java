@@ -32,6 +32,13 @@ public final class CommandSlot implements StageTimes {
     /** The target aggregate, or null for a plain handler and for a creation command that names no target. */
     AggregateHolder<?> holder;
     int segment;
+    /** The version the command expects its target aggregate to have, or null. */
+    Long expectedVersion;
+    /**
+     * True when the subscribed handler is Axon's aggregate command handler and the command is an instance command:
+     * the handle stage then invokes the preloaded aggregate directly, as that handler would after loading it.
+     */
+    boolean invokeAggregateDirectly;
     /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
     Throwable preloadFailure;
     long preloadedNanos;
@@ -99,6 +106,13 @@ public final class CommandSlot implements StageTimes {
     }
 
     /**
+     * @return the version the command expects its target aggregate to have, or null
+     */
+    public Long expectedVersion() {
+        return expectedVersion;
+    }
+
+    /**
      * @return the repository this slot's command was routed to, or null for a plain handler
      */
     public RingRepository<?> repository() {
@@ -140,6 +154,8 @@ public final class CommandSlot implements StageTimes {
         repository = null;
         holder = null;
         segment = 0;
+        expectedVersion = null;
+        invokeAggregateDirectly = false;
         preloadFailure = null;
         events.clear();
         result = null;

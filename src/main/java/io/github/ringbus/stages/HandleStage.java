@@ -9,6 +9,7 @@ import org.axonframework.tracing.SpanScope;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.messaging.DefaultInterceptorChain;
+import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import com.lmax.disruptor.EventHandler;
@@ -82,9 +83,11 @@ final class HandleStage implements EventHandler<CommandSlot> {
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         unitOfWork.startFor(slot.command);
         try {
+            MessageHandler<? super CommandMessage<?>> handler =
+                    slot.invokeAggregateDirectly ? slot.holder.commandHandler() : slot.handler;
             Object result = interceptors.isEmpty()
-                    ? slot.handler.handle(unitOfWork.getMessage())
-                    : new DefaultInterceptorChain<>(unitOfWork, interceptors, slot.handler).proceed();
+                    ? handler.handle(unitOfWork.getMessage())
+                    : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
             slot.result = result;
             unitOfWork.recordResult(result);
         } catch (Throwable failure) {

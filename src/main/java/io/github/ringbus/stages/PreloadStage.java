@@ -5,9 +5,11 @@ import io.github.ringbus.bus.CommandRoutes;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.IdentifierMissingException;
+import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import com.lmax.disruptor.EventHandler;
 
 /**
@@ -58,9 +60,15 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         }
         slot.repository = route.repository();
         CommandTargetResolver targetResolver = route.repository().targetResolver();
-        String identifier = route.createsAggregate()
-                ? targetOrNull(targetResolver, command)
-                : targetResolver.resolveTarget(command).getIdentifier();
+        String identifier;
+        if (route.createsAggregate()) {
+            identifier = targetOrNull(targetResolver, command);
+        } else {
+            VersionedAggregateIdentifier target = targetResolver.resolveTarget(command);
+            identifier = target.getIdentifier();
+            slot.expectedVersion = target.getVersion();
+            slot.invokeAggregateDirectly = handler instanceof AggregateAnnotationCommandHandler;
+        }
         if (identifier == null) {
             // A creation command that names no target: any handler thread may create it.
             slot.segment = segmentOfSequence(sequence);
