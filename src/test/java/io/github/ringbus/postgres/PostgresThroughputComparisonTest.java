@@ -2,6 +2,7 @@ package io.github.ringbus.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.bus.WaitStrategyChoice;
 import io.github.ringbus.events.RingEventStore;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -39,6 +40,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  * <pre>
  * ./mvnw test -Dtest=PostgresThroughputComparisonTest -Dringbus.pgbench=true
  *     [-Dringbus.pgbench.threads=8] [-Dringbus.pgbench.seconds=10] [-Dringbus.pgbench.accounts=1000]
+ *     [-Dringbus.pgbench.wait=SLEEPING|BLOCKING|YIELDING|BUSY_SPIN]
  * </pre>
  * It refuses to run unless the server reports {@code fsync} and {@code synchronous_commit} on, and prints both
  * rates, their ratio and the batch sizes ringbus committed. Both buses keep every aggregate in memory (ringbus in its
@@ -51,6 +53,9 @@ class PostgresThroughputComparisonTest {
     private static final int SECONDS = Integer.getInteger("ringbus.pgbench.seconds", 10);
     private static final int WARMUP_SECONDS = Integer.getInteger("ringbus.pgbench.warmup", 3);
     private static final int ACCOUNTS = Integer.getInteger("ringbus.pgbench.accounts", 1000);
+    /** How ringbus's stage threads wait; the bus's default unless told otherwise. */
+    private static final WaitStrategyChoice WAIT = WaitStrategyChoice.valueOf(
+            System.getProperty("ringbus.pgbench.wait", "SLEEPING"));
 
     @Test
     void ringbusGroupCommitAgainstSimpleCommandBusWithDurableCommits() throws Exception {
@@ -62,10 +67,11 @@ class PostgresThroughputComparisonTest {
                                                         + ", synchronous_commit=" + synchronousCommit);
             }
             System.out.printf("PostgreSQL %s, fsync=%s, synchronous_commit=%s; %d dispatching threads, %d accounts, "
-                                      + "%d s warm-up + %d s measured per bus, %d cores%n",
+                                      + "%d s warm-up + %d s measured per bus, %d cores, ringbus wait strategy %s%n",
                               server.show("server_version"), fsync, synchronousCommit, THREADS, ACCOUNTS,
-                              WARMUP_SECONDS, SECONDS, Runtime.getRuntime().availableProcessors());
+                              WARMUP_SECONDS, SECONDS, Runtime.getRuntime().availableProcessors(), WAIT);
 
+            String loadBefore = loadAverage();
             double simple = measureSimpleCommandBus(server);
             BatchStats batches = new BatchStats();
             double ring = measureRingbus(server, batches);
@@ -75,6 +81,8 @@ class PostgresThroughputComparisonTest {
             System.out.printf("ratio ringbus / SimpleCommandBus:      %.1f x%n", ring / simple);
             System.out.printf("ringbus batches during measurement: %d commits, %.1f commands per commit on average, "
                                       + "largest %d%n", batches.commits, batches.average(), batches.largest);
+            System.out.printf("load average before / after: %s / %s (numbers measured beside other work say "
+                                      + "little)%n", loadBefore, loadAverage());
             assertThat(simple).isPositive();
             assertThat(ring).isPositive();
         }
@@ -114,6 +122,7 @@ class PostgresThroughputComparisonTest {
                                                .eventStore(eventStore)
                                                .transactionManager(transactions)
                                                .pipelineMonitor(batches)
+                                               .waitStrategy(WAIT)
                                                .build();
             bus.registerAggregate(Account.class);
             bus.start();
@@ -139,6 +148,8 @@ class PostgresThroughputComparisonTest {
         AtomicLong completed = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong failures = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<Throwable> firstFailure =
+                new java.util.concurrent.atomic.AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
             int thread = t;
@@ -150,6 +161,7 @@ class PostgresThroughputComparisonTest {
                     bus.dispatch(asCommandMessage(new Deposit(prefix + (i % ACCOUNTS), 1)), (c, r) -> {
                         if (r.isExceptional()) {
                             failures.incrementAndGet();
+                            firstFailure.compareAndSet(null, r.exceptionResult());
                         } else {
                             completed.incrementAndGet();
                         }
@@ -176,8 +188,19 @@ class PostgresThroughputComparisonTest {
         for (Thread thread : threads) {
             thread.join();
         }
-        assertThat(failures).as("failed commands").hasValue(0);
+        if (failures.get() != 0) {
+            throw new AssertionError(failures.get() + " commands failed, the first with: " + firstFailure.get(),
+                                     firstFailure.get());
+        }
         return (after - before) * 1e9 / elapsed;
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     /** Set while the measured window runs, so that batch statistics cover only it. */
