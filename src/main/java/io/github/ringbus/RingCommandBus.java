@@ -97,6 +97,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final LongAdder dispatchesInProgress = new LongAdder();
     private final Object lifecycleLock = new Object();
     private volatile State state = State.NEW;
+    /** Set by shutdown once no slot can be freed any more: dispatchers waiting for one give up. */
+    private volatile boolean slotsExhausted;
 
     private RingCommandBus(Builder builder) {
         this.settings = builder;
@@ -186,7 +188,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             case BLOCK_WITH_TIMEOUT:
                 return claimWithin(command, callback);
             default:
-                return pipeline.claim();
+                return claimUntilShutdown(command, callback);
         }
     }
 
@@ -204,7 +206,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         long deadline = System.nanoTime() + settings.fullRingTimeout.toNanos();
         long sequence;
         while ((sequence = pipeline.tryClaim()) < 0) {
-            if (System.nanoTime() - deadline >= 0) {
+            if (System.nanoTime() - deadline >= 0 || slotsExhausted) {
                 fail(command, callback, new RingFullException(
                         "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
                                 + " slots of the ring stayed taken for " + settings.fullRingTimeout.toMillis()
@@ -212,6 +214,24 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 return -1;
             }
             LockSupport.parkNanos(50_000);
+        }
+        return sequence;
+    }
+
+    /**
+     * {@link FullRingPolicy#BLOCK}: waits for a slot as long as the ring can still free one, so that a shutdown whose
+     * ring cannot drain in time does not leave this dispatcher parked for ever.
+     */
+    private long claimUntilShutdown(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+        long sequence;
+        while ((sequence = pipeline.tryClaim()) < 0) {
+            if (slotsExhausted) {
+                fail(command, callback, new ShutdownInProgressException(
+                        "RingCommandBus shut down while command [" + command.getCommandName()
+                                + "] waited for a free slot; it was not handled"));
+                return -1;
+            }
+            LockSupport.parkNanos(1_000);
         }
         return sequence;
     }
@@ -369,14 +389,29 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
     }
 
+    /**
+     * Waits for the dispatches under way to publish (or give up), then for the ring to drain, all within the
+     * shutdown timeout; then completes whatever is left so that every callback fires exactly once.
+     */
     private void drain() {
+        long deadline = System.nanoTime() + settings.shutdownTimeout.toNanos();
+        awaitDispatchers(deadline);
+        try {
+            pipeline.drainAndStop(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // The stage threads have ended: no slot will be freed. Dispatchers still waiting for one give up now.
+        slotsExhausted = true;
         while (dispatchesInProgress.sum() != 0) {
             LockSupport.parkNanos(100_000);
         }
-        try {
-            pipeline.drainAndStop(settings.shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        pipeline.completeUnfinished();
+    }
+
+    private void awaitDispatchers(long deadline) {
+        while (dispatchesInProgress.sum() != 0 && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(100_000);
         }
     }
 

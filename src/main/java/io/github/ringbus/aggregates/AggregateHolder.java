@@ -148,14 +148,16 @@ public final class AggregateHolder<T> {
 
     /**
      * Restores the state before the command that just failed. When the command applied no events the aggregate is
-     * unchanged (or, for a creation, absent again); otherwise it is rebuilt from the store and {@link #unstored}.
+     * unchanged; when it did not exist before the command, it is absent again; otherwise it is rebuilt from the store
+     * and {@link #unstored}.
      *
      * @param applied the events the failed command applied; they are discarded
      * @throws Exception when the store cannot be read
      */
     public void commandRolledBack(List<DomainEventMessage<?>> applied) throws Exception {
         try {
-            if (applied.isEmpty()) {
+            if (applied.isEmpty() || aggregateBeforeCommand == null) {
+                // Unchanged, or created by this very command: nothing else can have applied events to it.
                 aggregate = aggregateBeforeCommand;
             } else {
                 aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));

@@ -10,8 +10,9 @@ import com.lmax.disruptor.Sequence;
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
- * Stage 4: finishes each command once both store and publish are done with it. It commits the command's Unit of Work
- * (so {@code afterCommit} handlers run after the events are stored) or rolls it back, reports to the message monitor,
+ * Stage 4: finishes each command once both store and publish are done with it. It runs the commit and after-commit
+ * phases of the command's Unit of Work (so {@code onCommit} and {@code afterCommit} handlers run after the events
+ * are stored) or rolls it back, reports to the message monitor,
  * and calls the caller's callback exactly once: with the handler's result, or with the first failure of any stage.
  * Then it drops the slot's references. One thread, in ring order.
  * <p>
@@ -55,11 +56,12 @@ final class CompleteStage implements EventHandler<CommandSlot> {
     static void complete(CommandSlot slot, PipelineMonitor monitor) {
         Throwable failure = slot.failure();
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
-        if (unitOfWork.phase() == UnitOfWork.Phase.STARTED) {
+        // A handled command's Unit of Work waits here, paused after its prepare-commit phase.
+        if (unitOfWork.phase() == UnitOfWork.Phase.PREPARE_COMMIT) {
             unitOfWork.resume();
             if (failure == null) {
                 try {
-                    unitOfWork.commit();
+                    unitOfWork.finishCommit();
                 } catch (Throwable commitFailure) {
                     failure = commitFailure;
                 }

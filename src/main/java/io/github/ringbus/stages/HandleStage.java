@@ -98,6 +98,14 @@ final class HandleStage implements EventHandler<CommandSlot> {
             }
             unitOfWork.recordResult(failure);
         }
+        try {
+            unitOfWork.prepareCommit();
+        } catch (Throwable failure) {
+            // A prepare-commit handler vetoed the command: it fails like a handler that threw.
+            slot.handlerFailure = failure;
+            rollBack(slot, failure);
+            return;
+        }
         succeeded(slot);
     }
 

@@ -26,7 +26,7 @@ import com.lmax.disruptor.dsl.ProducerType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import com.lmax.disruptor.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The ring and its stages, wired in one place:
@@ -194,37 +194,48 @@ public final class Pipeline {
     }
 
     /**
-     * Waits until every published command has completed, then stops the stage threads. Commands still in the ring
-     * when the timeout expires are completed here, with a {@link ShutdownInProgressException}, so that every
-     * callback fires exactly once. No dispatcher may publish during or after this call.
+     * Waits until every published command has completed, at most {@code timeout}, then stops the stage threads and
+     * waits for them to end.
      *
      * @param timeout how long to wait for the ring to drain
      * @param unit    the unit of {@code timeout}
      * @return true when the ring drained within the timeout
      */
     public boolean drainAndStop(long timeout, TimeUnit unit) throws InterruptedException {
-        boolean drained = true;
-        try {
-            disruptor.shutdown(timeout, unit);
-        } catch (TimeoutException e) {
-            drained = false;
-            disruptor.halt();
+        // Not Disruptor.shutdown(): its backlog check ignores stage threads that have not begun to run yet, so right
+        // after start it would halt the ring with commands in it. The complete stage's sequence is the whole truth.
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (completedSequence() < ring.getCursor() && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(100_000);
         }
+        boolean drained = completedSequence() >= ring.getCursor();
+        disruptor.halt();
         for (Thread thread : threads.threads()) {
             thread.join(TimeUnit.SECONDS.toMillis(10));
         }
-        if (!drained) {
-            long published = ring.getCursor();
-            for (long sequence = completedSequence() + 1; sequence <= published; sequence++) {
-                CommandSlot slot = ring.get(sequence);
-                if (slot.callback != null) {
-                    slot.preloadFailure = new ShutdownInProgressException(
-                            "ringbus shut down before command [" + slot.commandName() + "] completed");
-                    CompleteStage.complete(slot, PipelineMonitor.NONE);
-                }
+        return drained;
+    }
+
+    /**
+     * After {@link #drainAndStop}, and once no dispatcher can publish any more: completes every command left in
+     * the ring with a {@link ShutdownInProgressException}, on the calling thread, so that every callback fires
+     * exactly once.
+     *
+     * @return how many commands were completed here
+     */
+    public int completeUnfinished() {
+        int completed = 0;
+        long published = ring.getCursor();
+        for (long sequence = completedSequence() + 1; sequence <= published; sequence++) {
+            CommandSlot slot = ring.get(sequence);
+            if (slot.callback != null) {
+                slot.preloadFailure = new ShutdownInProgressException(
+                        "ringbus shut down before command [" + slot.commandName() + "] completed");
+                CompleteStage.complete(slot, PipelineMonitor.NONE);
+                completed++;
             }
         }
-        return drained;
+        return completed;
     }
 
     /**

@@ -20,8 +20,10 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  * The Unit of Work of one slot, reused for every command that passes through the slot.
  * <p>
  * It is started on the handle stage's thread, where the handler and Axon's handler interceptors find it as the
- * current Unit of Work; it is then paused, and resumed on the complete stage's thread, where it commits (after the
- * command's events were stored) or rolls back. It is always a root Unit of Work: a command dispatched from inside a
+ * current Unit of Work, and its prepare-commit phase runs there too, right after the handler, so that a
+ * prepare-commit handler can still fail the command before its events go to the store. It is then paused, and
+ * resumed on the complete stage's thread, where its commit and after-commit phases run (after the command's events
+ * were stored) or it rolls back. It is always a root Unit of Work: a command dispatched from inside a
  * handler runs later, in a slot of its own.
  */
 public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
@@ -51,6 +53,34 @@ public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> 
 
     void recordResult(Object result) {
         context.setExecutionResult(new ExecutionResult(asResultMessage(result)));
+    }
+
+    /**
+     * Runs the prepare-commit phase's handlers on the handle stage's thread. If one throws, the exception propagates
+     * and the Unit of Work is left in that phase, for the caller to roll it back.
+     */
+    void prepareCommit() {
+        changePhase(Phase.PREPARE_COMMIT);
+    }
+
+    /**
+     * Runs the commit and after-commit phases on the complete stage's thread, then cleans up, like the end of
+     * {@link #commit()}. If a commit handler throws, the Unit of Work rolls back and the exception propagates.
+     */
+    void finishCommit() {
+        try {
+            try {
+                changePhase(Phase.COMMIT);
+            } catch (RuntimeException | Error failure) {
+                setRollbackCause(failure);
+                changePhase(Phase.ROLLBACK);
+                throw failure;
+            }
+            changePhase(Phase.AFTER_COMMIT);
+        } finally {
+            changePhase(Phase.CLEANUP, Phase.CLOSED);
+            CurrentUnitOfWork.clear(this);
+        }
     }
 
     /** Detaches this Unit of Work from the current thread (the handle stage) without ending it. */
