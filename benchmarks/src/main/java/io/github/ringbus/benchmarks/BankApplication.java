@@ -9,8 +9,9 @@ import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageE
 import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
 
 /**
- * The Axon application under test: the {@link Account} aggregate, an in-memory event store and one of the
- * {@link BusChoice command buses}, configured the way an Axon user would, started, with
+ * The Axon application under test: the {@link Account} aggregate, an in-memory event store (Axon's
+ * embedded one, or for ringbus its {@code RingEventStore}, the embedded store with append and publication
+ * taken apart) and one of the {@link BusChoice command buses}, configured the way an Axon user would, started, with
  * {@value #ACCOUNTS} accounts opened.
  */
 public final class BankApplication {
@@ -37,7 +38,7 @@ public final class BankApplication {
         // Axon 4.13 would otherwise contact AxonIQ's update server from every JVM that starts a configuration.
         System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
         Configuration configuration = DefaultConfigurer.defaultConfiguration()
-                .configureEmbeddedEventStore(c -> new InMemoryEventStorageEngine())
+                .configureEventStore(c -> bus.eventStore(new InMemoryEventStorageEngine(), c))
                 .configureAggregate(bus.accountConfiguration())
                 .configureCommandBus(bus::build)
                 .start();

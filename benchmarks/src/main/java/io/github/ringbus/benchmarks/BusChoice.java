@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks;
 
+import io.github.ringbus.events.RingEventStore;
 import java.util.Arrays;
 import java.util.function.Function;
 import org.axonframework.commandhandling.AsynchronousCommandBus;
@@ -8,6 +9,9 @@ import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
 import org.axonframework.disruptor.commandhandling.DisruptorCommandBus;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.EventStore;
 
 /**
  * The command buses under test, each named as the benchmarks' {@code bus} parameter, with the way the
@@ -76,6 +80,19 @@ public enum BusChoice {
     AggregateConfigurer<Account> accountConfiguration() {
         AggregateConfigurer<Account> account = AggregateConfigurer.defaultConfiguration(Account.class);
         return axonCache ? account.configureCache(configuration -> new AllInMemoryCache()) : account;
+    }
+
+    /**
+     * The event store on {@code engine} that an Axon user would configure beside this bus: Axon's
+     * {@link EmbeddedEventStore} (what {@code configureEmbeddedEventStore} builds), or for ringbus the
+     * {@link RingEventStore} its README recommends. Both are shut down with the configuration.
+     */
+    EventStore eventStore(EventStorageEngine engine, Configuration configuration) {
+        EmbeddedEventStore store = parameterName.startsWith("ringbus")
+                ? RingEventStore.builder().storageEngine(engine).build()
+                : EmbeddedEventStore.builder().storageEngine(engine).build();
+        configuration.onShutdown(store::shutDown);
+        return store;
     }
 
     private static DisruptorCommandBus stoppedOnShutdown(Configuration configuration, DisruptorCommandBus bus) {

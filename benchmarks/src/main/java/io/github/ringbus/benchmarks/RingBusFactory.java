@@ -1,7 +1,7 @@
 package io.github.ringbus.benchmarks;
 
 import io.github.ringbus.RingCommandBus;
-import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import io.github.ringbus.events.RingEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 
@@ -37,7 +37,7 @@ public final class RingBusFactory {
      */
     public static StartedBus startStandalone() {
         RingCommandBus bus = withDefaults(
-                EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build());
+                RingEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build());
         bus.start();
         return new StartedBus(bus, bus::shutdown);
     }
