@@ -40,7 +40,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  * <pre>
  * ./mvnw test -Dtest=PostgresThroughputComparisonTest -Dringbus.pgbench=true
  *     [-Dringbus.pgbench.threads=8] [-Dringbus.pgbench.seconds=10] [-Dringbus.pgbench.accounts=1000]
- *     [-Dringbus.pgbench.wait=SLEEPING|BLOCKING|YIELDING|BUSY_SPIN]
+ *     [-Dringbus.pgbench.wait=SLEEPING|BLOCKING|YIELDING|BUSY_SPIN] [-Dringbus.pgbench.inflight=256]
  * </pre>
  * It refuses to run unless the server reports {@code fsync} and {@code synchronous_commit} on, and prints both
  * rates, their ratio and the batch sizes ringbus committed. Both buses keep every aggregate in memory (ringbus in its
@@ -53,6 +53,14 @@ class PostgresThroughputComparisonTest {
     private static final int SECONDS = Integer.getInteger("ringbus.pgbench.seconds", 10);
     private static final int WARMUP_SECONDS = Integer.getInteger("ringbus.pgbench.warmup", 3);
     private static final int ACCOUNTS = Integer.getInteger("ringbus.pgbench.accounts", 1000);
+    /**
+     * Commands each ringbus dispatcher keeps awaiting their callback. Default: together half the ring (4096 slots),
+     * so that dispatchers do not block in the ring's {@code next()}: Disruptor 4's multi-producer {@code next()}
+     * advances the cursor before it waits for a free slot, and the preload stage then busy-spins on the claimed but
+     * unpublished slot, taking a core from the store stage and the database (seen with JFR on 2 cores). Set it to
+     * 1024 or more to measure the bus with a full ring.
+     */
+    private static final int IN_FLIGHT = Integer.getInteger("ringbus.pgbench.inflight", 4096 / 2 / THREADS);
     /** How ringbus's stage threads wait; the bus's default unless told otherwise. */
     private static final WaitStrategyChoice WAIT = WaitStrategyChoice.valueOf(
             System.getProperty("ringbus.pgbench.wait", "SLEEPING"));
@@ -70,6 +78,7 @@ class PostgresThroughputComparisonTest {
                                       + "%d s warm-up + %d s measured per bus, %d cores, ringbus wait strategy %s%n",
                               server.show("server_version"), fsync, synchronousCommit, THREADS, ACCOUNTS,
                               WARMUP_SECONDS, SECONDS, Runtime.getRuntime().availableProcessors(), WAIT);
+            System.out.printf("ringbus: at most %d commands awaiting their callback per dispatching thread%n", IN_FLIGHT);
 
             String loadBefore = loadAverage();
             double simple = measureSimpleCommandBus(server);
@@ -127,7 +136,7 @@ class PostgresThroughputComparisonTest {
             bus.registerAggregate(Account.class);
             bus.start();
             try {
-                return measure(bus, "ring-", 1024);
+                return measure(bus, "ring-", IN_FLIGHT);
             } finally {
                 bus.shutdown();
                 eventStore.shutDown();
