@@ -1,0 +1,297 @@
+package io.github.ringbus.behaviour;
+
+import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.modelling.command.AggregateNotFoundException;
+import org.axonframework.modelling.command.ConcurrencyException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What happens when the event store refuses an append: the commands whose events were in it are told so, nothing of
+ * theirs is stored, every command that built on those events fails as well instead of being stored on top of events
+ * that do not exist, and the aggregate's next command starts again from what is really stored. Other aggregates go on
+ * as if nothing happened.
+ * <p>
+ * The store is Axon's in-memory storage engine behind a {@link FaultyStorageEngine}, wrapped in a
+ * {@code RingEventStore}. Where the test needs to know which commands share an append, it holds the append inside the
+ * engine until the commands it cares about have been handled.
+ */
+class StoreFailureTest {
+
+    private BehaviourRing ring;
+
+    @AfterEach
+    void shutDown() {
+        if (ring != null) {
+            ring.close();
+        }
+    }
+
+    @Test
+    void commandWhoseAppendFailsReceivesTheStoresException() {
+        ring = BehaviourRing.started();
+        ring.sendAndWait(new Open("a"));
+        ring.engine.failAppends(true);
+
+        Outcome deposit = ring.send(new Deposit("a", 5));
+
+        assertThat(deposit.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                          .hasMessageContaining(FaultyStorageEngine.INJECTED)
+                                          .hasMessageContaining(new Deposited("a", 5).toString());
+        assertThat(deposit.calls()).isEqualTo(1);
+        ring.engine.failAppends(false);
+        ring.assertStillHandlesValidCommands();
+    }
+
+    @Test
+    void nextCommandSeesOnlyWhatIsReallyStored() {
+        ring = BehaviourRing.started();
+        ring.sendAndWait(new Open("a"));
+        assertThat(ring.sendAndWait(new Deposit("a", 10)).getPayload()).isEqualTo(10L);
+        ring.engine.failAppends(true);
+        assertThat(ring.sendAndWait(new Deposit("a", 5)).isExceptional()).isTrue();
+        ring.engine.failAppends(false);
+
+        Object balance = ring.sendAndWait(new Deposit("a", 1)).getPayload();
+
+        assertThat(balance).isEqualTo(11L);
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 10), new Deposited("a", 1));
+        assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L);
+    }
+
+    @Test
+    void commandsHandledOnTopOfEventsWhoseAppendFailsAreRejectedInsteadOfStored() throws Exception {
+        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Deposit("a", 10));
+        CountDownLatch laterDepositsHandled = handledLatch(2, 2L, 3L);
+
+        HeldAppend failing = ring.engine.holdAndFailNextAppend();
+        Outcome deposit5 = ring.send(new Deposit("a", 5));
+        failing.awaitStarted(); // deposit 5 is alone in the append now held in the engine
+        Outcome deposit2 = ring.send(new Deposit("a", 2));
+        Outcome deposit3 = ring.send(new Deposit("a", 3));
+        assertThat(laterDepositsHandled.await(10, TimeUnit.SECONDS)).isTrue(); // handled on top of deposit 5
+        failing.release();
+
+        assertThat(deposit5.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                           .hasMessageContaining(FaultyStorageEngine.INJECTED);
+        for (Outcome builtOnLostEvents : List.of(deposit2, deposit3)) {
+            assertThat(builtOnLostEvents.awaitFailure())
+                    .isInstanceOf(EventStoreException.class)
+                    .hasMessageContaining("aggregate [a]")
+                    .hasMessageContaining("failed to be stored")
+                    .hasMessageContaining(Deposit.class.getName());
+        }
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(11L);
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 10), new Deposited("a", 1));
+        assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L);
+        assertThat(List.of(deposit5, deposit2, deposit3)).allSatisfy(o -> assertThat(o.calls()).isEqualTo(1));
+    }
+
+    @Test
+    void otherAggregatesAreUnaffectedByAnotherAggregatesFailedAppend() throws Exception {
+        ring = BehaviourRing.started(b -> b.handlerThreads(2));
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Open("b"));
+        ring.sendAndWait(new Deposit("b", 5));
+        CountDownLatch bDepositsHandled = handledLatch(2, 1L, 2L);
+
+        HeldAppend failing = ring.engine.holdAndFailNextAppend();
+        Outcome depositA = ring.send(new Deposit("a", 5));
+        failing.awaitStarted();
+        Outcome depositB1 = ring.send(new Deposit("b", 1));
+        Outcome depositB2 = ring.send(new Deposit("b", 2));
+        assertThat(bDepositsHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        failing.release();
+
+        assertThat(depositA.awaitFailure()).isInstanceOf(EventStoreException.class);
+        assertThat(depositB1.awaitSuccess()).isEqualTo(6L);
+        assertThat(depositB2.awaitSuccess()).isEqualTo(8L);
+        assertThat(ring.storedPayloads("b")).containsExactly(
+                new Opened("b"), new Deposited("b", 5), new Deposited("b", 1), new Deposited("b", 2));
+        assertThat(ring.storedSequenceNumbers("b")).containsExactly(0L, 1L, 2L, 3L);
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(1L);
+    }
+
+    /**
+     * An append is all or nothing: when commands of two aggregates share the append that fails, both are told, and
+     * each aggregate's next command starts from what is stored. To put both in one append, the append before it (of a
+     * third aggregate) is held until both are handled and published (publication proves the handle stage is past
+     * them, so the store stage takes them together when the held append returns).
+     */
+    @Test
+    void failedAppendFailsEveryCommandInItAndEachOfTheirAggregatesRecovers() throws Exception {
+        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Open("b"));
+        ring.sendAndWait(new Open("c"));
+        CountDownLatch bothPublished = publishedLatch(2);
+
+        HeldAppend held = ring.engine.holdNextAppend();
+        ring.engine.failNextAppend();
+        Outcome depositC = ring.send(new Deposit("c", 1));
+        held.awaitStarted();
+        Outcome depositA = ring.send(new Deposit("a", 5));
+        Outcome depositB = ring.send(new Deposit("b", 5));
+        assertThat(bothPublished.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(depositC.awaitSuccess()).isEqualTo(1L);
+        assertThat(depositA.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                           .hasMessageContaining(new Deposited("a", 5).toString())
+                                           .hasMessageContaining(new Deposited("b", 5).toString());
+        assertThat(depositB.awaitFailure()).isSameAs(depositA.awaitFailure());
+        assertThat(ring.sendAndWait(new Deposit("a", 2)).getPayload()).isEqualTo(2L);
+        assertThat(ring.sendAndWait(new Deposit("b", 3)).getPayload()).isEqualTo(3L);
+        assertThat(ring.storedPayloads("a")).containsExactly(new Opened("a"), new Deposited("a", 2));
+        assertThat(ring.storedPayloads("b")).containsExactly(new Opened("b"), new Deposited("b", 3));
+    }
+
+    /**
+     * A conflict in the data of one command (Axon's {@link ConcurrencyException}, as a unique key on aggregate and
+     * sequence number reports it) fails only that command: the store stage appends the rest of the batch without it.
+     * The batch is put together as in the test above.
+     */
+    @Test
+    void dataConflictOfOneCommandFailsOnlyThatCommandAndTheRestOfItsBatchIsStored() throws Exception {
+        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Open("b"));
+        ring.sendAndWait(new Open("c"));
+        ring.engine.conflictOn(new Deposited("a", 5));
+        CountDownLatch allPublished = publishedLatch(3);
+
+        HeldAppend held = ring.engine.holdNextAppend();
+        Outcome depositC = ring.send(new Deposit("c", 1));
+        held.awaitStarted();
+        Outcome depositB = ring.send(new Deposit("b", 5));
+        Outcome conflicting = ring.send(new Deposit("a", 5));
+        Outcome depositB2 = ring.send(new Deposit("b", 5));
+        assertThat(allPublished.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(depositC.awaitSuccess()).isEqualTo(1L);
+        assertThat(conflicting.awaitFailure()).isInstanceOf(ConcurrencyException.class)
+                                              .hasMessageContaining("conflict on " + new Deposited("a", 5));
+        assertThat(depositB.awaitSuccess()).isEqualTo(5L);
+        assertThat(depositB2.awaitSuccess()).isEqualTo(10L);
+        assertThat(ring.storedPayloads("b")).containsExactly(
+                new Opened("b"), new Deposited("b", 5), new Deposited("b", 5));
+        assertThat(ring.storedPayloads("a")).containsExactly(new Opened("a"));
+        assertThat(ring.sendAndWait(new Deposit("a", 2)).getPayload()).isEqualTo(2L);
+    }
+
+    /**
+     * When one command of a batch conflicts, the commands of the same aggregate handled on top of it in that batch
+     * fail as well (they built on events that are not stored); the batch's other commands are stored.
+     */
+    @Test
+    void dataConflictAlsoFailsTheCommandsOfTheSameBatchThatBuiltOnIt() throws Exception {
+        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Open("b"));
+        ring.sendAndWait(new Open("c"));
+        ring.engine.conflictOn(new Deposited("a", 5));
+        CountDownLatch allPublished = publishedLatch(3);
+
+        HeldAppend held = ring.engine.holdNextAppend();
+        Outcome depositC = ring.send(new Deposit("c", 1));
+        held.awaitStarted();
+        Outcome conflicting = ring.send(new Deposit("a", 5));
+        Outcome builtOnIt = ring.send(new Deposit("a", 6));
+        Outcome depositB = ring.send(new Deposit("b", 5));
+        assertThat(allPublished.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(depositC.awaitSuccess()).isEqualTo(1L);
+        assertThat(conflicting.awaitFailure()).isInstanceOf(ConcurrencyException.class);
+        assertThat(builtOnIt.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                            .hasMessageContaining("aggregate [a]")
+                                            .hasMessageContaining("failed to be stored");
+        assertThat(depositB.awaitSuccess()).isEqualTo(5L);
+        assertThat(ring.storedPayloads("a")).containsExactly(new Opened("a"));
+        assertThat(ring.storedPayloads("b")).containsExactly(new Opened("b"), new Deposited("b", 5));
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(1L);
+    }
+
+    @Test
+    void creationWhoseAppendFailsLeavesNoAggregateSoTheCreationCanBeRetried() {
+        ring = BehaviourRing.started();
+        ring.engine.failAppends(true);
+        Throwable failure = ring.send(new Open("c")).awaitFailure();
+        ring.engine.failAppends(false);
+        assertThat(failure).isInstanceOf(EventStoreException.class).hasMessageContaining(new Opened("c").toString());
+
+        Throwable notFound = ring.send(new Deposit("c", 1)).awaitFailure();
+        assertThat(notFound).isInstanceOf(AggregateNotFoundException.class);
+        assertThat(((AggregateNotFoundException) notFound).getAggregateIdentifier()).isEqualTo("c");
+
+        assertThat(ring.sendAndWait(new Open("c")).getPayload()).isEqualTo("c");
+        assertThat(ring.sendAndWait(new Deposit("c", 2)).getPayload()).isEqualTo(2L);
+        assertThat(ring.storedPayloads("c")).containsExactly(new Opened("c"), new Deposited("c", 2));
+        assertThat(ring.storedSequenceNumbers("c")).containsExactly(0L, 1L);
+    }
+
+    @Test
+    void withAPlainEmbeddedEventStoreAFailedAppendIsReportedAndTheNextCommandSeesOnlyWhatIsStored() {
+        ring = BehaviourRing.startedOnEmbeddedEventStore();
+        ring.sendAndWait(new Open("a"));
+        ring.sendAndWait(new Deposit("a", 10));
+        ring.engine.failAppends(true);
+
+        Throwable failure = ring.send(new Deposit("a", 5)).awaitFailure();
+        ring.engine.failAppends(false);
+
+        assertThat(failure).isInstanceOf(EventStoreException.class)
+                           .hasMessageContaining(FaultyStorageEngine.INJECTED);
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(11L);
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 10), new Deposited("a", 1));
+        assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L);
+    }
+
+    /**
+     * A latch counted down by a subscriber for each published deposit of 5 or more. In {@code PARALLEL} publish mode
+     * (the default) a command is published only once the handle stage is past it, whatever the store stage does: a
+     * published deposit will be in the store stage's next batch.
+     */
+    private CountDownLatch publishedLatch(int count) {
+        CountDownLatch latch = new CountDownLatch(count);
+        ring.ringEventStore().subscribe(events -> events.stream()
+                .filter(e -> e.getPayload() instanceof Deposited d && d.amount() >= 5)
+                .forEach(e -> latch.countDown()));
+        return latch;
+    }
+
+    /**
+     * A latch counted down on the handler thread, after the handler ran, for each deposit of one of the amounts.
+     */
+    private CountDownLatch handledLatch(int count, Long... amounts) {
+        List<Long> watched = new CopyOnWriteArrayList<>(amounts);
+        CountDownLatch latch = new CountDownLatch(count);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && watched.contains(d.amount())) {
+                latch.countDown();
+            }
+            return result;
+        });
+        return latch;
+    }
+}
