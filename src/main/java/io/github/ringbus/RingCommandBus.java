@@ -3,6 +3,7 @@ package io.github.ringbus;
 import io.github.ringbus.aggregates.AnnotatedTargetResolver;
 import io.github.ringbus.aggregates.RingRepository;
 import io.github.ringbus.bus.CommandRoutes;
+import io.github.ringbus.bus.DispatchGate;
 import io.github.ringbus.bus.FullRingPolicy;
 import io.github.ringbus.bus.PublishMode;
 import io.github.ringbus.bus.RingFullException;
@@ -54,7 +55,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
@@ -93,8 +93,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final Pipeline pipeline;
     /** Null unless tracing was configured: without it dispatch allocates nothing for spans. */
     private final CommandBusSpanFactory spanFactory;
-    /** Dispatches between their state check and their publish; shutdown waits for this to reach zero. Striped. */
-    private final LongAdder dispatchesInProgress = new LongAdder();
+    /** Dispatchers between their state check and their publish; shutdown closes it and waits for it to empty. */
+    private final DispatchGate gate = new DispatchGate();
     private final Object lifecycleLock = new Object();
     private volatile State state = State.NEW;
     /** Set by shutdown once no slot can be freed any more: dispatchers waiting for one give up. */
@@ -148,13 +148,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @SuppressWarnings("unchecked")
     private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
-        dispatchesInProgress.increment();
+        if (!gate.enter()) {
+            refuse(command, callback, state);
+            return;
+        }
         try {
-            State current = state;
-            if (current != State.RUNNING) {
-                refuse(command, callback, current);
-                return;
-            }
             CommandMessage<?> intercepted = intercept(command);
             long sequence = claim(intercepted, callback);
             if (sequence < 0) {
@@ -163,7 +161,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback,
                              settings.messageMonitor.onMessageIngested(intercepted));
         } finally {
-            dispatchesInProgress.decrement();
+            gate.exit();
         }
     }
 
@@ -359,6 +357,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 throw new IllegalStateException("RingCommandBus was shut down and cannot be restarted");
             }
             pipeline.start();
+            gate.open();
             state = State.RUNNING;
         }
     }
@@ -382,6 +381,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             }
             boolean started = state == State.RUNNING;
             state = State.STOPPING;
+            gate.close();
             if (started) {
                 drain();
             }
@@ -403,14 +403,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
         // The stage threads have ended: no slot will be freed. Dispatchers still waiting for one give up now.
         slotsExhausted = true;
-        while (dispatchesInProgress.sum() != 0) {
+        while (!gate.isEmpty()) {
             LockSupport.parkNanos(100_000);
         }
         pipeline.completeUnfinished();
     }
 
     private void awaitDispatchers(long deadline) {
-        while (dispatchesInProgress.sum() != 0 && System.nanoTime() - deadline < 0) {
+        while (!gate.isEmpty() && System.nanoTime() - deadline < 0) {
             LockSupport.parkNanos(100_000);
         }
     }
