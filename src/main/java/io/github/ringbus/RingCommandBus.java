@@ -69,10 +69,14 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * processors, and the complete stage commits the Unit of Work and calls the caller's callback.
  * <p>
  * <b>Guarantees.</b> Commands for one aggregate are handled in the order they were dispatched, also after one of them
- * fails; a failed command's events are neither stored nor published, and the next command sees the aggregate as the
- * successful commands before it left it. Every callback is called exactly once, on the complete stage's thread, after
- * the command's events are stored (and published). A failure is always reported through the callback: no handler,
- * no target, unknown aggregate, full ring, dispatch before start or after shutdown.
+ * fails. A command that fails before its events are appended (in its handler, a prepare-commit handler, or the append
+ * itself) has none of its events stored or published, and the next command sees the aggregate as the successful
+ * commands before it left it. Two failures come after the append and are reported without undoing it: a subscriber
+ * that throws while the events are published, and a commit handler that throws. Once {@code dispatch} returns
+ * normally, the callback is called exactly once, on the complete stage's thread, after the command's events are
+ * stored (and published); every failure is reported through it: no handler, no target, unknown aggregate, full
+ * ring, dispatch before start or after shutdown. {@code dispatch} itself throws only for a null argument or a
+ * failing dispatch interceptor, as Axon's own buses do; the callback is then not called.
  * <p>
  * <b>Threads.</b> {@code dispatch} may be called from any number of threads at once. The bus starts its threads in
  * {@link #start()} (called by Axon's lifecycle when registered in a {@link Configuration}), and {@link #shutdown()}
