@@ -55,7 +55,12 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
         aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c));
     }
 
-    private static boolean isJpaEntity(Class<?> type) {
+    /**
+     * @param type an aggregate type
+     * @return true when it is mapped with JPA ({@code @Entity}, jakarta or javax): such aggregates keep the
+     * repository they were configured with
+     */
+    public static boolean isJpaEntity(Class<?> type) {
         for (Annotation annotation : type.getAnnotations()) {
             String name = annotation.annotationType().getName();
             if (name.equals("jakarta.persistence.Entity") || name.equals("javax.persistence.Entity")) {

@@ -1,6 +1,7 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.config.RingbusConfigurerModule;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
@@ -13,7 +14,6 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.ConstructorArgumentValues;
 
-import java.lang.annotation.Annotation;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -69,7 +69,7 @@ public class RingbusAggregateRouting implements ConfigurerModule {
 
     private <A> void route(String busName, AggregateConfigurer<A> aggregate, Set<Class<?>> withOwnRepository) {
         Class<A> type = aggregate.aggregateType();
-        if (isJpaEntity(type)) {
+        if (RingbusConfigurerModule.isJpaEntity(type)) {
             logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
             return;
         }
@@ -135,15 +135,5 @@ public class RingbusAggregateRouting implements ConfigurerModule {
             }
         }
         return types;
-    }
-
-    private static boolean isJpaEntity(Class<?> type) {
-        for (Annotation annotation : type.getAnnotations()) {
-            String name = annotation.annotationType().getName();
-            if (name.equals("jakarta.persistence.Entity") || name.equals("javax.persistence.Entity")) {
-                return true;
-            }
-        }
-        return false;
     }
 }
