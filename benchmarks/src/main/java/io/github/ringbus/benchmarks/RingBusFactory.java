@@ -23,12 +23,12 @@ public final class RingBusFactory {
     }
 
     /**
-     * ringbus with the best settings found by tuning. Until tuning has been done these are the defaults:
-     * record the settings that win here (builder settings such as {@code ringSize}, {@code handlerThreads},
-     * {@code waitStrategy}, {@code publishMode}, {@code cacheSize}, {@code maxStoreBatchEvents}).
+     * ringbus with the best settings found by tuning on 2 cores (docs/benchmarks.md): two handler threads
+     * instead of the default one. The handle stage is the bottleneck (Axon's aggregate invocation), and a
+     * second handler thread lets it use both cores while the other stages idle between batches.
      */
     public static RingCommandBus tuned(EventStore eventStore) {
-        return RingCommandBus.builder().eventStore(eventStore).build();
+        return RingCommandBus.builder().eventStore(eventStore).handlerThreads(2).build();
     }
 
     /**
