@@ -1,6 +1,7 @@
 package io.github.ringbus;
 
 import io.github.ringbus.aggregates.AnnotatedTargetResolver;
+import io.github.ringbus.aggregates.OffPipelineSnapshotter;
 import io.github.ringbus.aggregates.RingRepository;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.DispatchGate;
@@ -23,9 +24,11 @@ import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.config.Configuration;
 import org.axonframework.eventsourcing.AggregateFactory;
+import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.GenericAggregateFactory;
 import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.Snapshotter;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.lifecycle.Lifecycle;
 import org.axonframework.messaging.Distributed;
@@ -95,6 +98,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final Pipeline pipeline;
+    private final SnapshotTriggerDefinition snapshotTriggerDefinition;
+    /** Null unless {@link Builder#snapshotter(Snapshotter, int)} was used; closed at shutdown. */
+    private final OffPipelineSnapshotter snapshotter;
     /** Null unless tracing was configured: without it dispatch allocates nothing for spans. */
     private final CommandBusSpanFactory spanFactory;
     /** Dispatchers between their state check and their publish; shutdown closes it and waits for it to empty. */
@@ -114,6 +120,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 builder.maxStoreBatchEvents, handlerInterceptors,
                 builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
         this.spanFactory = builder.tracingSpanFactory();
+        if (builder.snapshotter != null) {
+            this.snapshotter = new OffPipelineSnapshotter(builder.snapshotter, builder.threadNamePrefix + "-snapshot");
+            this.snapshotTriggerDefinition =
+                    new EventCountSnapshotTriggerDefinition(snapshotter, builder.snapshotThreshold);
+        } else {
+            this.snapshotter = null;
+            this.snapshotTriggerDefinition = builder.snapshotTriggerDefinition;
+        }
     }
 
     /**
@@ -291,7 +305,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                   RepositoryProvider repositoryProvider,
                                                   CommandTargetResolver targetResolver) {
         RingRepository<A> repository = new RingRepository<>(
-                model, aggregateFactory, settings.eventStore, repositoryProvider, settings.snapshotTriggerDefinition,
+                model, aggregateFactory, settings.eventStore, repositoryProvider, snapshotTriggerDefinition,
                 settings.cacheSize, pipeline::completedSequence, targetResolver);
         routes.register(repository);
         return repository;
@@ -389,6 +403,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             if (started) {
                 drain();
             }
+            if (snapshotter != null) {
+                snapshotter.close();
+            }
             state = State.STOPPED;
         }
     }
@@ -485,6 +502,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private RollbackConfiguration rollbackConfiguration = RollbackConfigurationType.UNCHECKED_EXCEPTIONS;
         private MessageMonitor<? super CommandMessage<?>> messageMonitor = NoOpMessageMonitor.INSTANCE;
         private SnapshotTriggerDefinition snapshotTriggerDefinition = NoSnapshotTriggerDefinition.INSTANCE;
+        private Snapshotter snapshotter;
+        private int snapshotThreshold;
         private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors =
                 new CopyOnWriteArrayList<>();
         private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors =
@@ -595,9 +614,26 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        /** When to snapshot aggregates. Default: never. */
+        /**
+         * When to snapshot aggregates. Default: never. The snapshotter of a definition given here runs wherever its
+         * trigger calls it, which may be a pipeline thread; prefer {@link #snapshotter(Snapshotter, int)}.
+         */
         public Builder snapshotTriggerDefinition(SnapshotTriggerDefinition snapshotTriggerDefinition) {
             this.snapshotTriggerDefinition = require(snapshotTriggerDefinition, "snapshotTriggerDefinition");
+            this.snapshotter = null;
+            return this;
+        }
+
+        /**
+         * Snapshots an aggregate every {@code eventThreshold} events (Axon's event-count trigger), with the given
+         * snapshotter (e.g. Axon's {@code AggregateSnapshotter}) running on a thread of its own, never on a
+         * pipeline thread. Replaces {@link #snapshotTriggerDefinition}.
+         */
+        public Builder snapshotter(Snapshotter snapshotter, int eventThreshold) {
+            require(snapshotter, "snapshotter");
+            check(eventThreshold >= 1, "snapshot eventThreshold must be positive, but was " + eventThreshold);
+            this.snapshotter = snapshotter;
+            this.snapshotThreshold = eventThreshold;
             return this;
         }
 
