@@ -93,7 +93,15 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
-    private final Builder settings;
+    // Copied from the builder: a setter called on the builder after build() must not change a running bus.
+    private final EventStore eventStore;
+    private final FullRingPolicy fullRingPolicy;
+    private final Duration fullRingTimeout;
+    private final Duration shutdownTimeout;
+    private final MessageMonitor<? super CommandMessage<?>> messageMonitor;
+    private final CommandTargetResolver commandTargetResolver;
+    private final int cacheSize;
+    private final int handlerThreads;
     private final CommandRoutes routes = new CommandRoutes();
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
@@ -111,7 +119,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private volatile boolean slotsExhausted;
 
     private RingCommandBus(Builder builder) {
-        this.settings = builder;
+        this.eventStore = builder.eventStore;
+        this.fullRingPolicy = builder.fullRingPolicy;
+        this.fullRingTimeout = builder.fullRingTimeout;
+        this.shutdownTimeout = builder.shutdownTimeout;
+        this.messageMonitor = builder.messageMonitor;
+        this.commandTargetResolver = builder.commandTargetResolver;
+        this.cacheSize = builder.cacheSize;
+        this.handlerThreads = builder.handlerThreads;
         this.dispatchInterceptors = new CopyOnWriteArrayList<>(builder.dispatchInterceptors);
         this.handlerInterceptors = new CopyOnWriteArrayList<>(builder.handlerInterceptors);
         this.pipeline = new Pipeline(new Pipeline.Settings(
@@ -177,7 +192,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 return;
             }
             pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback,
-                             settings.messageMonitor.onMessageIngested(intercepted));
+                             messageMonitor.onMessageIngested(intercepted));
         } finally {
             gate.exit();
         }
@@ -198,7 +213,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return claimOrFail(command, callback, "it was dispatched from ringbus pipeline thread ["
                     + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself");
         }
-        switch (settings.fullRingPolicy) {
+        switch (fullRingPolicy) {
             case FAIL_FAST:
                 return claimOrFail(command, callback, "the full-ring policy is FAIL_FAST");
             case BLOCK_WITH_TIMEOUT:
@@ -219,13 +234,13 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     private long claimWithin(CommandMessage<?> command, CommandCallback<?, ?> callback) {
-        long deadline = System.nanoTime() + settings.fullRingTimeout.toNanos();
+        long deadline = System.nanoTime() + fullRingTimeout.toNanos();
         long sequence;
         while ((sequence = pipeline.tryClaim()) < 0) {
             if (System.nanoTime() - deadline >= 0 || slotsExhausted) {
                 fail(command, callback, new RingFullException(
                         "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
-                                + " slots of the ring stayed taken for " + settings.fullRingTimeout.toMillis()
+                                + " slots of the ring stayed taken for " + fullRingTimeout.toMillis()
                                 + " ms"));
                 return -1;
             }
@@ -305,8 +320,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                   RepositoryProvider repositoryProvider,
                                                   CommandTargetResolver targetResolver) {
         RingRepository<A> repository = new RingRepository<>(
-                model, aggregateFactory, settings.eventStore, repositoryProvider, snapshotTriggerDefinition,
-                settings.cacheSize, pipeline::completedSequence, targetResolver);
+                model, aggregateFactory, eventStore, repositoryProvider, snapshotTriggerDefinition,
+                cacheSize, pipeline::completedSequence, targetResolver);
         routes.register(repository);
         return repository;
     }
@@ -325,7 +340,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                              configuration.handlerDefinition(aggregateType))
         ).createModel(aggregateType);
         CommandTargetResolver targetResolver = configuration.getComponent(
-                CommandTargetResolver.class, () -> settings.commandTargetResolver);
+                CommandTargetResolver.class, () -> commandTargetResolver);
         return createRepository(model, aggregateFactory, configuration::repository, targetResolver);
     }
 
@@ -340,12 +355,12 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     public <A> RingRepository<A> registerAggregate(Class<A> aggregateType) {
         AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
         RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model), null,
-                                                        settings.commandTargetResolver);
+                                                        commandTargetResolver);
         AggregateAnnotationCommandHandler.<A>builder()
                                          .aggregateType(aggregateType)
                                          .aggregateModel(model)
                                          .repository(repository)
-                                         .commandTargetResolver(settings.commandTargetResolver)
+                                         .commandTargetResolver(commandTargetResolver)
                                          .build()
                                          .subscribe(this);
         return repository;
@@ -415,7 +430,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * shutdown timeout; then completes whatever is left so that every callback fires exactly once.
      */
     private void drain() {
-        long deadline = System.nanoTime() + settings.shutdownTimeout.toNanos();
+        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
         awaitDispatchers(deadline);
         try {
             pipeline.drainAndStop(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -461,7 +476,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @return the number of handler threads
      */
     public int handlerThreads() {
-        return settings.handlerThreads;
+        return handlerThreads;
     }
 
     /**
