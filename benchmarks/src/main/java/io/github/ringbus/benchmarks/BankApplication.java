@@ -5,14 +5,13 @@ import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.DefaultConfigurer;
-import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
 
 /**
- * The Axon application under test: the {@link Account} aggregate, an in-memory event store (Axon's
- * embedded one, or for ringbus its {@code RingEventStore}, the embedded store with append and publication
- * taken apart) and one of the {@link BusChoice command buses}, configured the way an Axon user would, started, with
- * {@value #ACCOUNTS} accounts opened.
+ * The Axon application under test: the {@link Account} aggregate, an event store (Axon's embedded one, or for
+ * ringbus its {@code RingEventStore}, the embedded store with append and publication taken apart) on an
+ * {@link EventStorage} (in memory unless told otherwise) and one of the {@link BusChoice command buses}, configured the
+ * way an Axon user would, started, with {@value #ACCOUNTS} accounts opened.
  */
 public final class BankApplication {
 
@@ -35,10 +34,21 @@ public final class BankApplication {
      * @throws IllegalStateException if an account could not be opened
      */
     public static BankApplication start(BusChoice bus) {
+        return start(bus, EventStorage.inMemory());
+    }
+
+    /**
+     * Configures and starts the application on {@code bus}, its events stored in {@code storage}, and opens the
+     * accounts through it.
+     *
+     * @throws IllegalStateException if an account could not be opened
+     */
+    public static BankApplication start(BusChoice bus, EventStorage storage) {
         // Axon 4.13 would otherwise contact AxonIQ's update server from every JVM that starts a configuration.
         System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
         Configuration configuration = DefaultConfigurer.defaultConfiguration()
-                .configureEventStore(c -> bus.eventStore(new InMemoryEventStorageEngine(), c))
+                .configureTransactionManager(c -> storage.transactions())
+                .configureEventStore(c -> bus.eventStore(storage.engine().get(), c))
                 .configureAggregate(bus.accountConfiguration())
                 .configureCommandBus(bus::build)
                 .start();

@@ -6,6 +6,8 @@ import java.util.function.Function;
 import org.axonframework.commandhandling.AsynchronousCommandBus;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
 import org.axonframework.disruptor.commandhandling.DisruptorCommandBus;
@@ -25,28 +27,39 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 public enum BusChoice {
 
     /** Axon's {@link SimpleCommandBus}: the command runs on the dispatching thread. */
-    SIMPLE("simple", true, configuration -> SimpleCommandBus.builder().build()),
+    SIMPLE("simple", true, configuration -> SimpleCommandBus.builder()
+                                                            .transactionManager(transactions(configuration))
+                                                            .build()),
 
     /** Axon's {@link AsynchronousCommandBus} with its default executor (a cached thread pool). */
     ASYNC("async", true, configuration -> {
-        AsynchronousCommandBus bus = AsynchronousCommandBus.builder().build();
+        AsynchronousCommandBus bus = AsynchronousCommandBus.builder()
+                                                           .transactionManager(transactions(configuration))
+                                                           .build();
         configuration.onShutdown(bus::shutdown);
         return bus;
     }),
 
     /** Axon's {@link DisruptorCommandBus} with its defaults (no cache beyond its weak first-level cache). */
     AXON_DISRUPTOR("axon-disruptor", false, configuration -> stoppedOnShutdown(
-            configuration, DisruptorCommandBus.builder().build())),
+            configuration, DisruptorCommandBus.builder()
+                                              .transactionManager(transactions(configuration))
+                                              .build())),
 
     /** Axon's {@link DisruptorCommandBus} given an {@link AllInMemoryCache}. */
     AXON_DISRUPTOR_CACHED("axon-disruptor-cached", false, configuration -> stoppedOnShutdown(
-            configuration, DisruptorCommandBus.builder().cache(new AllInMemoryCache()).build())),
+            configuration, DisruptorCommandBus.builder()
+                                              .transactionManager(transactions(configuration))
+                                              .cache(new AllInMemoryCache())
+                                              .build())),
 
     /** ringbus with its default settings. */
-    RINGBUS("ringbus", false, configuration -> RingBusFactory.withDefaults(configuration.eventStore())),
+    RINGBUS("ringbus", false, configuration -> RingBusFactory.withDefaults(
+            configuration.eventStore(), transactions(configuration))),
 
     /** ringbus with the best settings found by tuning. */
-    RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(configuration.eventStore()));
+    RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(
+            configuration.eventStore(), transactions(configuration)));
 
     private final String parameterName;
     private final boolean axonCache;
@@ -93,6 +106,15 @@ public enum BusChoice {
                 : EmbeddedEventStore.builder().storageEngine(engine).build();
         configuration.onShutdown(store::shutDown);
         return store;
+    }
+
+    /**
+     * The application's {@link TransactionManager}, as Axon's own default command bus takes it: every bus runs its
+     * commands in transactions of it ({@link NoTransactionManager} with the in-memory event store, one JDBC
+     * transaction per command, or per ringbus batch, with PostgreSQL).
+     */
+    private static TransactionManager transactions(Configuration configuration) {
+        return configuration.getComponent(TransactionManager.class, NoTransactionManager::instance);
     }
 
     private static DisruptorCommandBus stoppedOnShutdown(Configuration configuration, DisruptorCommandBus bus) {

