@@ -2,9 +2,11 @@ package io.github.ringbus.events;
 
 import org.axonframework.common.Registration;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.serialization.Serializer;
 import org.axonframework.monitoring.MessageMonitor;
 
 import java.util.ArrayList;
@@ -31,12 +33,17 @@ public class RingEventStore extends EmbeddedEventStore {
 
     private volatile Consumer<List<? extends EventMessage<?>>>[] subscribers = NO_SUBSCRIBERS;
     private volatile int dispatchInterceptorCount;
+    /** The storage engine's event serializer, or null when it does not serialize (e.g. in memory). */
+    private final Serializer eventSerializer;
 
     /**
      * @param builder the settings; see {@link #builder()}
      */
     protected RingEventStore(Builder builder) {
         super(builder);
+        this.eventSerializer = storageEngine() instanceof AbstractEventStorageEngine serializingEngine
+                ? serializingEngine.getEventSerializer()
+                : null;
     }
 
     /**
@@ -117,6 +124,36 @@ public class RingEventStore extends EmbeddedEventStore {
      */
     public List<? extends EventMessage<?>> interceptStaged(List<? extends EventMessage<?>> events) {
         return intercept(events);
+    }
+
+    /**
+     * @return true when the storage engine serializes events with a serializer this store knows, so that
+     * {@link #serializeAhead} saves its append the work
+     */
+    public boolean serializesAhead() {
+        return eventSerializer != null;
+    }
+
+    /**
+     * Serializes the payload and metadata of each event with the storage engine's event serializer, ahead of the
+     * append. Axon keeps a message's serialized forms with the message (per serializer), and Axon's JDBC and JPA
+     * engines serialize through it, so the append later reuses this work instead of doing it on the store stage's
+     * thread, which is the one thread every command's append passes through. A ring bus calls this on its handler
+     * threads. Does nothing when {@link #serializesAhead()} is false.
+     *
+     * @param events the events of one command, as they will be appended
+     * @throws org.axonframework.serialization.SerializationException if an event cannot be serialized
+     */
+    public void serializeAhead(List<? extends EventMessage<?>> events) {
+        if (eventSerializer == null) {
+            return;
+        }
+        for (EventMessage<?> event : events) {
+            // byte[] is what Axon's JDBC (by default) and JPA engines store; another representation is converted
+            // from the cached one.
+            event.serializePayload(eventSerializer, byte[].class);
+            event.serializeMetaData(eventSerializer, byte[].class);
+        }
     }
 
     /**

@@ -100,8 +100,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
         }
         try {
             unitOfWork.prepareCommit();
+            prepareEventsForStore(slot);
         } catch (Throwable failure) {
-            // A prepare-commit handler vetoed the command: it fails like a handler that threw.
+            // A prepare-commit handler vetoed the command, or an event dispatch interceptor or the serializer
+            // failed on its events: it fails like a handler that threw, before anything reaches the store.
             slot.handlerFailure = failure;
             rollBack(slot, failure);
             return;
@@ -109,12 +111,24 @@ final class HandleStage implements EventHandler<CommandSlot> {
         succeeded(slot);
     }
 
+    /**
+     * Runs the event dispatch interceptors over the command's events, as {@code publish} would, and serializes them
+     * for the storage engine here rather than on the store stage's single thread (see
+     * {@link RingEventStore#serializeAhead}).
+     */
+    private void prepareEventsForStore(CommandSlot slot) {
+        if (splitStore == null || slot.holder == null || slot.events.isEmpty()) {
+            return;
+        }
+        if (splitStore.hasDispatchInterceptors()) {
+            intercept(slot);
+        }
+        splitStore.serializeAhead(slot.events);
+    }
+
     private void succeeded(CommandSlot slot) {
         AggregateHolder<?> holder = slot.holder; // set by the repository for a creation without target
         if (holder != null) {
-            if (splitStore != null && splitStore.hasDispatchInterceptors() && !slot.events.isEmpty()) {
-                intercept(slot);
-            }
             holder.commandSucceeded(slot.events);
         }
         slot.unitOfWork.pause();

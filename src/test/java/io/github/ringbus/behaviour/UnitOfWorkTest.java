@@ -152,6 +152,32 @@ class UnitOfWorkTest {
         assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(1L);
     }
 
+    /**
+     * Event dispatch interceptors of the event store run on the handler thread, where {@code publish} would run
+     * them; one that throws fails the command like a handler that threw.
+     */
+    @Test
+    void anEventDispatchInterceptorThatThrowsFailsItsCommandAndStoresNothingOfIt() {
+        ring = BehaviourRing.started();
+        List<Object> published = new CopyOnWriteArrayList<>();
+        ring.ringEventStore().subscribe(events -> events.forEach(event -> published.add(event.getPayload())));
+        ring.sendAndWait(new Open("a"));
+        ring.eventStore.registerDispatchInterceptor(events -> (index, event) -> {
+            if (event.getPayload() instanceof Deposited d && d.amount() == 5) {
+                throw new IllegalStateException("the event interceptor refuses the deposit of 5");
+            }
+            return event;
+        });
+
+        Throwable failure = ring.send(new Deposit("a", 5)).awaitFailure();
+
+        assertThat(failure).isInstanceOf(IllegalStateException.class).hasMessageContaining("interceptor refuses");
+        assertThat(ring.storedPayloads("a")).containsExactly(new Opened("a"));
+        assertThat(published).containsExactly(new Opened("a"));
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(1L);
+        ring.assertStillHandlesValidCommands();
+    }
+
     @Test
     void metadataAddedByADispatchInterceptorReachesTheHandler() {
         ring = BehaviourRing.started();

@@ -12,6 +12,7 @@ import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
+import org.axonframework.serialization.Serializer;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.util.ArrayList;
@@ -49,10 +50,15 @@ final class PostgresRing implements AutoCloseable {
 
     PostgresRing(PostgresServer server, PostgresServer.AppendHook hook,
                  UnaryOperator<RingCommandBus.Builder> settings) {
+        this(server, hook, PostgresServer.SERIALIZER, settings);
+    }
+
+    PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
+                 UnaryOperator<RingCommandBus.Builder> settings) {
         this.pool = server.pool(8);
         this.transactions = new JdbcTransactionManager(pool);
         this.storeTransactions = new CountingTransactionManager(transactions);
-        this.engine = PostgresServer.engine(transactions, hook);
+        this.engine = PostgresServer.engine(transactions, hook, serializer);
         this.eventStore = RingEventStore.builder().storageEngine(engine).build();
         PipelineMonitor monitor = new PipelineMonitor() {
             @Override

@@ -149,18 +149,28 @@ final class PostgresServer implements AutoCloseable {
      *                     statement is built; may be null
      */
     static JdbcEventStorageEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend) {
+        return engine(transactions, beforeAppend, SERIALIZER);
+    }
+
+    /**
+     * @param beforeAppend see {@link #engine(JdbcTransactionManager, AppendHook)}
+     * @param serializer   serializes events and snapshots
+     */
+    static JdbcEventStorageEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend,
+                                         Serializer serializer) {
         return JdbcEventStorageEngine.builder()
                                      .connectionProvider(transactions.connectionProvider())
                                      .transactionManager(transactions)
-                                     .eventSerializer(SERIALIZER)
-                                     .snapshotSerializer(SERIALIZER)
+                                     .eventSerializer(serializer)
+                                     .snapshotSerializer(serializer)
                                      .persistenceExceptionResolver(new SQLStateResolver("23505"))
-                                     .appendEvents((connection, schema, dataType, events, serializer, timestamps) -> {
+                                     .appendEvents((connection, schema, dataType, events, eventSerializer, timestamps) -> {
                                          if (beforeAppend != null) {
                                              beforeAppend.beforeAppend(connection, events);
                                          }
                                          return JdbcEventStorageEngineStatements.appendEvents(
-                                                 connection, schema, dataType, events, serializer, timestamps);
+                                                 connection, schema, dataType, events, eventSerializer,
+                                                 timestamps);
                                      })
                                      .build();
     }

@@ -1,0 +1,145 @@
+package io.github.ringbus.postgres;
+
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.GetBalance;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.messaging.MetaData;
+import org.axonframework.serialization.Converter;
+import org.axonframework.serialization.SerializationException;
+import org.axonframework.serialization.SerializedObject;
+import org.axonframework.serialization.SerializedType;
+import org.axonframework.serialization.Serializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Events are serialized for Axon's JDBC engine on the handler threads, ahead of the store stage, whose single thread
+ * every append passes through; a serialization failure fails its command there, before anything is stored.
+ */
+class PostgresSerializationTest {
+
+    private static PostgresServer server;
+
+    @BeforeAll
+    static void startPostgres() {
+        server = PostgresServer.startForTests();
+    }
+
+    @AfterAll
+    static void stopPostgres() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void eventsAreSerializedOnHandlerThreadsAndNotOnTheStoreStage() throws Exception {
+        RecordingSerializer serializer = new RecordingSerializer(object -> false);
+        List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
+        try (PostgresRing ring = new PostgresRing(server, null, serializer, b -> b)) {
+            for (int account = 0; account < 10; account++) {
+                ring.sendAndWait(new Open("ahead-" + account));
+            }
+            for (int i = 1; i <= 200; i++) {
+                results.add(ring.send(new Deposit("ahead-" + (i % 10), i)));
+            }
+            for (CompletableFuture<CommandResultMessage<Object>> result : results) {
+                assertThat(result.get(30, TimeUnit.SECONDS).isExceptional()).isFalse();
+            }
+        }
+
+        assertThat(serializer.eventThreads).isNotEmpty()
+                                           .allMatch(name -> name.startsWith("ringbus-handle-"),
+                                                     "a ringbus handler thread");
+        assertThat(PostgresRing.storedDeposits(server, "ahead-3"))
+                .containsExactlyElementsOf(List.of(3L, 13L, 23L, 33L, 43L, 53L, 63L, 73L, 83L, 93L, 103L, 113L,
+                                                   123L, 133L, 143L, 153L, 163L, 173L, 183L, 193L));
+    }
+
+    @Test
+    void anEventThatCannotBeSerializedFailsItsCommandAndStoresNothingOfIt() {
+        RecordingSerializer serializer = new RecordingSerializer(
+                object -> object instanceof Deposited deposited && deposited.amount() == 13);
+        try (PostgresRing ring = new PostgresRing(server, null, serializer, b -> b)) {
+            ring.sendAndWait(new Open("unserializable"));
+            CommandResultMessage<Object> before = ring.sendAndWait(new Deposit("unserializable", 1));
+            CommandResultMessage<Object> failed = ring.sendAndWait(new Deposit("unserializable", 13));
+            CommandResultMessage<Object> after = ring.sendAndWait(new Deposit("unserializable", 2));
+            CommandResultMessage<Object> balance = ring.sendAndWait(new GetBalance("unserializable"));
+
+            assertThat(before.isExceptional()).isFalse();
+            assertThat(failed.isExceptional()).isTrue();
+            assertThat(failed.exceptionResult()).isInstanceOf(SerializationException.class)
+                                                .hasMessageContaining("amount 13");
+            assertThat(after.isExceptional()).as("%s", after.optionalExceptionResult()).isFalse();
+            assertThat(balance.getPayload()).isEqualTo(3L);
+        }
+        assertThat(PostgresRing.storedDeposits(server, "unserializable")).containsExactly(1L, 2L);
+    }
+
+    /**
+     * Jackson, recording which threads serialize event payloads and metadata, and refusing the payloads the given
+     * predicate picks.
+     */
+    private static final class RecordingSerializer implements Serializer {
+
+        private final Serializer delegate = PostgresServer.SERIALIZER;
+        private final Predicate<Object> refuse;
+        final Set<String> eventThreads = ConcurrentHashMap.newKeySet();
+
+        RecordingSerializer(Predicate<Object> refuse) {
+            this.refuse = refuse;
+        }
+
+        @Override
+        public <T> SerializedObject<T> serialize(Object object, Class<T> expectedRepresentation) {
+            if (object instanceof Deposited || object instanceof MetaData) {
+                eventThreads.add(Thread.currentThread().getName());
+            }
+            if (refuse.test(object)) {
+                throw new SerializationException("Refusing to serialize " + object + ": amount 13");
+            }
+            return delegate.serialize(object, expectedRepresentation);
+        }
+
+        @Override
+        public <T> boolean canSerializeTo(Class<T> expectedRepresentation) {
+            return delegate.canSerializeTo(expectedRepresentation);
+        }
+
+        @Override
+        public <S, T> T deserialize(SerializedObject<S> serializedObject) {
+            return delegate.deserialize(serializedObject);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public Class classForType(SerializedType type) {
+            return delegate.classForType(type);
+        }
+
+        @Override
+        public SerializedType typeForClass(Class type) {
+            return delegate.typeForClass(type);
+        }
+
+        @Override
+        public Converter getConverter() {
+            return delegate.getConverter();
+        }
+    }
+}
