@@ -1,7 +1,7 @@
 package io.github.ringbus;
 
 import io.github.ringbus.aggregates.AnnotatedTargetResolver;
-import io.github.ringbus.aggregates.OffPipelineSnapshotter;
+import io.github.ringbus.aggregates.SnapshotThread;
 import io.github.ringbus.aggregates.RingRepository;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.DispatchGate;
@@ -106,9 +106,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final Pipeline pipeline;
+    /** The bus's snapshot trigger, its snapshots taken on {@link #snapshots}; for aggregates without their own. */
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
-    /** Null unless {@link Builder#snapshotter(Snapshotter, int)} was used; closed at shutdown. */
-    private final OffPipelineSnapshotter snapshotter;
+    /** Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown. */
+    private final SnapshotThread snapshots;
     /** Null unless tracing was configured: without it dispatch allocates nothing for spans. */
     private final CommandBusSpanFactory spanFactory;
     /** Dispatchers between their state check and their publish; shutdown closes it and waits for it to empty. */
@@ -135,14 +136,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 builder.maxStoreBatchEvents, handlerInterceptors,
                 builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
         this.spanFactory = builder.tracingSpanFactory();
-        if (builder.snapshotter != null) {
-            this.snapshotter = new OffPipelineSnapshotter(builder.snapshotter, builder.threadNamePrefix + "-snapshot");
-            this.snapshotTriggerDefinition =
-                    new EventCountSnapshotTriggerDefinition(snapshotter, builder.snapshotThreshold);
-        } else {
-            this.snapshotter = null;
-            this.snapshotTriggerDefinition = builder.snapshotTriggerDefinition;
-        }
+        this.snapshots = new SnapshotThread(builder.threadNamePrefix + "-snapshot");
+        this.snapshotTriggerDefinition = snapshots.offPipeline(
+                builder.snapshotter != null
+                        ? new EventCountSnapshotTriggerDefinition(builder.snapshotter, builder.snapshotThreshold)
+                        : builder.snapshotTriggerDefinition);
     }
 
     /**
@@ -319,8 +317,29 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                   AggregateFactory<A> aggregateFactory,
                                                   RepositoryProvider repositoryProvider,
                                                   CommandTargetResolver targetResolver) {
+        return createRepository(model, aggregateFactory, repositoryProvider, targetResolver,
+                                NoSnapshotTriggerDefinition.INSTANCE);
+    }
+
+    /**
+     * As {@link #createRepository(AggregateModel, AggregateFactory, RepositoryProvider, CommandTargetResolver)},
+     * for an aggregate that configures when it is snapshotted.
+     *
+     * @param snapshotTrigger the aggregate's own snapshot trigger definition; {@link NoSnapshotTriggerDefinition}
+     *                        for the bus's (see {@link Builder#snapshotTriggerDefinition}). Its snapshots are taken
+     *                        on the bus's snapshot thread.
+     */
+    public <A> RingRepository<A> createRepository(AggregateModel<A> model,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  RepositoryProvider repositoryProvider,
+                                                  CommandTargetResolver targetResolver,
+                                                  SnapshotTriggerDefinition snapshotTrigger) {
+        SnapshotTriggerDefinition trigger = snapshotTrigger == null
+                                            || snapshotTrigger instanceof NoSnapshotTriggerDefinition
+                ? snapshotTriggerDefinition
+                : snapshots.offPipeline(snapshotTrigger);
         RingRepository<A> repository = new RingRepository<>(
-                model, aggregateFactory, eventStore, repositoryProvider, snapshotTriggerDefinition,
+                model, aggregateFactory, eventStore, repositoryProvider, trigger,
                 cacheSize, pipeline::completedSequence, targetResolver);
         routes.register(repository);
         return repository;
@@ -334,6 +353,21 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     public <A> RingRepository<A> createRepository(Class<A> aggregateType,
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration) {
+        return createRepository(aggregateType, aggregateFactory, configuration, NoSnapshotTriggerDefinition.INSTANCE);
+    }
+
+    /**
+     * As {@link #createRepository(Class, AggregateFactory, Configuration)}, for an aggregate that configures when
+     * it is snapshotted ({@code AggregateConfigurer.configureSnapshotTrigger}, Spring's
+     * {@code @Aggregate(snapshotTriggerDefinition = ...)}).
+     *
+     * @param snapshotTrigger the aggregate's own snapshot trigger definition, or {@link NoSnapshotTriggerDefinition}
+     *                        for the bus's; its snapshots are taken on the bus's snapshot thread
+     */
+    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  Configuration configuration,
+                                                  SnapshotTriggerDefinition snapshotTrigger) {
         AggregateModel<A> model = configuration.getComponent(
                 AggregateMetaModelFactory.class,
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
@@ -341,7 +375,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         ).createModel(aggregateType);
         CommandTargetResolver targetResolver = configuration.getComponent(
                 CommandTargetResolver.class, () -> commandTargetResolver);
-        return createRepository(model, aggregateFactory, configuration::repository, targetResolver);
+        return createRepository(model, aggregateFactory, configuration::repository, targetResolver, snapshotTrigger);
     }
 
     /**
@@ -418,9 +452,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             if (started) {
                 drain();
             }
-            if (snapshotter != null) {
-                snapshotter.close();
-            }
+            snapshots.close();
             state = State.STOPPED;
         }
     }
@@ -630,8 +662,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
 
         /**
-         * When to snapshot aggregates. Default: never. The snapshotter of a definition given here runs wherever its
-         * trigger calls it, which may be a pipeline thread; prefer {@link #snapshotter(Snapshotter, int)}.
+         * When to snapshot the aggregates that do not configure a trigger of their own. Default: never. The triggers
+         * of Axon's definitions (any {@code AbstractSnapshotTrigger}) are re-pointed so that their snapshotter takes
+         * each snapshot on the bus's snapshot thread, after the triggering command's events were stored, never on a
+         * pipeline thread. Replaces {@link #snapshotter(Snapshotter, int)}.
          */
         public Builder snapshotTriggerDefinition(SnapshotTriggerDefinition snapshotTriggerDefinition) {
             this.snapshotTriggerDefinition = require(snapshotTriggerDefinition, "snapshotTriggerDefinition");
@@ -641,8 +675,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
         /**
          * Snapshots an aggregate every {@code eventThreshold} events (Axon's event-count trigger), with the given
-         * snapshotter (e.g. Axon's {@code AggregateSnapshotter}) running on a thread of its own, never on a
-         * pipeline thread. Replaces {@link #snapshotTriggerDefinition}.
+         * snapshotter (e.g. Axon's {@code AggregateSnapshotter}) running on the bus's snapshot thread, never on a
+         * pipeline thread. Applies to the aggregates that do not configure a trigger of their own. Replaces
+         * {@link #snapshotTriggerDefinition}.
          */
         public Builder snapshotter(Snapshotter snapshotter, int eventThreshold) {
             require(snapshotter, "snapshotter");

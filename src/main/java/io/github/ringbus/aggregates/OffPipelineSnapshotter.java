@@ -1,47 +1,60 @@
 package io.github.ringbus.aggregates;
 
 import org.axonframework.eventsourcing.Snapshotter;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Takes snapshots on a thread of its own, never on a pipeline thread: Axon's snapshot triggers ask for a snapshot
- * while an aggregate is loaded or a command commits, i.e. on the preload, handle or complete stage, and a snapshotter
- * reads the aggregate's whole history from the store. Requests are queued to one daemon thread, in order; a snapshot
- * that fails is logged and skipped (a snapshot only speeds up loading). After {@link #close()} requests are dropped.
+ * A {@link Snapshotter} that hands every request to a {@link SnapshotThread}, so that the snapshot (which reads the
+ * aggregate's whole history from the store) is never taken on a pipeline thread. Axon's snapshot triggers ask for a
+ * snapshot while an aggregate is loaded (preload stage) or while a command prepares its commit (handle stage).
+ * <p>
+ * Asked inside a Unit of Work that has not committed yet, it queues the request after that Unit of Work's commit,
+ * i.e. once the command's events are stored, as Axon's own snapshotters do; otherwise at once. A snapshot that fails
+ * is logged and skipped: a snapshot only speeds up loading.
  */
-public final class OffPipelineSnapshotter implements Snapshotter, AutoCloseable {
+final class OffPipelineSnapshotter implements Snapshotter {
 
     private static final Logger logger = LoggerFactory.getLogger(OffPipelineSnapshotter.class);
 
     private final Snapshotter delegate;
-    private final ExecutorService thread;
+    private final Executor thread;
 
     /**
-     * @param delegate   the snapshotter that takes the snapshots, e.g. Axon's {@code AggregateSnapshotter}
-     * @param threadName the name of the snapshot thread
+     * @param delegate the snapshotter that takes the snapshots, e.g. Axon's {@code AggregateSnapshotter}
+     * @param thread   runs the delegate, one request after another
      */
-    public OffPipelineSnapshotter(Snapshotter delegate, String threadName) {
-        this.delegate = delegate;
-        this.thread = Executors.newSingleThreadExecutor(runnable -> {
-            Thread snapshots = new Thread(runnable, threadName);
-            snapshots.setDaemon(true);
-            return snapshots;
-        });
+    OffPipelineSnapshotter(Snapshotter delegate, Executor thread) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.thread = Objects.requireNonNull(thread, "thread");
+    }
+
+    /** @return the snapshotter this one hands the requests to */
+    Snapshotter delegate() {
+        return delegate;
     }
 
     @Override
     public void scheduleSnapshot(Class<?> aggregateType, String aggregateIdentifier) {
+        if (CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get().phase().isBefore(UnitOfWork.Phase.COMMIT)) {
+            CurrentUnitOfWork.get().afterCommit(unitOfWork -> queue(aggregateType, aggregateIdentifier));
+        } else {
+            queue(aggregateType, aggregateIdentifier);
+        }
+    }
+
+    private void queue(Class<?> aggregateType, String aggregateIdentifier) {
         try {
             thread.execute(() -> snapshot(aggregateType, aggregateIdentifier));
         } catch (RejectedExecutionException closed) {
-            logger.debug("Snapshot of [{}] [{}] dropped: the snapshotter is closed", aggregateType.getSimpleName(),
-                         aggregateIdentifier);
+            logger.debug("Snapshot of [{}] [{}] dropped: the snapshot thread is closed",
+                         aggregateType.getSimpleName(), aggregateIdentifier);
         }
     }
 
@@ -50,17 +63,6 @@ public final class OffPipelineSnapshotter implements Snapshotter, AutoCloseable 
             delegate.scheduleSnapshot(aggregateType, aggregateIdentifier);
         } catch (RuntimeException failure) {
             logger.warn("Snapshot of [{}] [{}] failed", aggregateType.getSimpleName(), aggregateIdentifier, failure);
-        }
-    }
-
-    /** Takes the snapshots already requested (waiting at most 10 s), then stops the thread. */
-    @Override
-    public void close() {
-        thread.shutdown();
-        try {
-            thread.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -52,7 +52,8 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
             logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
             return;
         }
-        aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c));
+        aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c,
+                                                                 AggregateSnapshotTrigger.of(aggregate)));
     }
 
     /**

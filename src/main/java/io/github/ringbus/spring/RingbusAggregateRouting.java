@@ -1,6 +1,7 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.config.AggregateSnapshotTrigger;
 import io.github.ringbus.config.RingbusConfigurerModule;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.config.AggregateConfigurer;
@@ -83,7 +84,8 @@ public class RingbusAggregateRouting implements ConfigurerModule {
         logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);
         aggregate.configureRepository(
                 c -> beanFactory.getBean(busName, RingCommandBus.class)
-                                .createRepository(type, aggregate.aggregateFactory(), c));
+                                .createRepository(type, aggregate.aggregateFactory(), c,
+                                                  AggregateSnapshotTrigger.of(aggregate)));
     }
 
     /** The name of the one RingCommandBus bean, found without creating any bean; null if there is none. */

@@ -20,7 +20,10 @@ import org.axonframework.config.Configuration;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.common.lock.NullLockFactory;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.Snapshotter;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
@@ -37,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
@@ -108,6 +112,35 @@ class RingbusAutoConfigurationTest {
         @Bean
         SimpleCommandBus commandBus() {
             return SimpleCommandBus.builder().build();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @Import(SnapshottedCounter.class)
+    static class SnapshotApp {
+
+        @Bean
+        SnapshotRecordingEngine storageEngine() {
+            return new SnapshotRecordingEngine();
+        }
+
+        /** Axon's event-count trigger on the application's snapshotter (Axon's SpringAggregateSnapshotter). */
+        @Bean
+        SnapshotTriggerDefinition counterSnapshots(Snapshotter snapshotter) {
+            return new EventCountSnapshotTriggerDefinition(snapshotter, 3);
+        }
+    }
+
+    /** Axon's in-memory engine, noting the thread that stores each snapshot. */
+    static final class SnapshotRecordingEngine extends InMemoryEventStorageEngine {
+
+        final List<String> snapshotThreads = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void storeSnapshot(DomainEventMessage<?> snapshot) {
+            snapshotThreads.add(Thread.currentThread().getName());
+            super.storeSnapshot(snapshot);
         }
     }
 
@@ -193,6 +226,28 @@ class RingbusAutoConfigurationTest {
 
             assertThat(threads).singleElement().asString().startsWith("ringbus-handle-");
             assertThat(context.getBean(EventStore.class).readEvents("l").asStream().count()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void anAggregatesSnapshotTriggerDefinitionIsHonouredAndItsSnapshotsAreTakenOffThePipeline() {
+        new ApplicationContextRunner().withUserConfiguration(SnapshotApp.class)
+                                      .withPropertyValues("axon.axonserver.enabled=false")
+                                      .run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            SnapshotRecordingEngine engine = context.getBean(SnapshotRecordingEngine.class);
+
+            gateway.sendAndWait(new SnapshottedCounter.Start("c"));
+            for (int i = 0; i < 5; i++) {
+                gateway.sendAndWait(new SnapshottedCounter.Increment("c"));
+            }
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (engine.readSnapshot("c").isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(engine.readSnapshot("c")).as("a snapshot of the counter").isPresent();
+            assertThat(engine.snapshotThreads).isNotEmpty().allMatch("ringbus-snapshot"::equals);
         });
     }
 
