@@ -38,7 +38,7 @@ import java.util.concurrent.locks.LockSupport;
  * Only the complete stage gates the dispatchers: a slot is reused once its command has completed.
  * <p>
  * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus.
- * {@link #claim}, {@link #tryClaim} and {@link #publish} may be called by any number of dispatchers.
+ * {@link #tryClaim} and {@link #publish} may be called by any number of dispatchers.
  */
 public final class Pipeline {
 
@@ -145,11 +145,6 @@ public final class Pipeline {
         return complete.completedSequence();
     }
 
-    /** Claims the next slot, waiting as long as the ring is full. */
-    public long claim() {
-        return ring.next();
-    }
-
     /**
      * Claims the next slot if one is free.
      *
@@ -166,7 +161,7 @@ public final class Pipeline {
     /**
      * Fills a claimed slot with a command and makes it visible to the preload stage.
      *
-     * @param sequence        the sequence returned by {@link #claim} or {@link #tryClaim}
+     * @param sequence        the sequence returned by {@link #tryClaim}
      * @param command         the command
      * @param callback        the caller's callback
      * @param monitorCallback the message monitor's callback for the command

@@ -20,14 +20,14 @@ final class JmhJson {
     /**
      * The scores in {@code file}, in JMH's order.
      *
-     * @throws IllegalArgumentException if a benchmark has more or fewer than one parameter
+     * @throws IllegalArgumentException if a benchmark has no parameter, or several of which none is {@code bus}
      */
     static List<Score> read(Path file) throws IOException {
         List<Score> scores = new ArrayList<>();
         for (JsonNode result : new ObjectMapper().readTree(file.toFile())) {
             String benchmark = result.path("benchmark").asText();
             JsonNode primary = result.path("primaryMetric");
-            Map.Entry<String, JsonNode> parameter = onlyParameter(benchmark, result.path("params"));
+            Map.Entry<String, JsonNode> parameter = labelParameter(benchmark, result.path("params"));
             scores.add(new Score(benchmark.substring(benchmark.lastIndexOf('.') + 1),
                                  parameter.getKey(),
                                  parameter.getValue().asText(),
@@ -39,10 +39,17 @@ final class JmhJson {
         return scores;
     }
 
-    private static Map.Entry<String, JsonNode> onlyParameter(String benchmark, JsonNode params) {
+    /**
+     * The parameter that labels a score: {@code bus} when the benchmark has it (other parameters, such as the
+     * PostgreSQL benchmark's {@code inFlight}, are the same for every bus of a run), else the only one.
+     */
+    private static Map.Entry<String, JsonNode> labelParameter(String benchmark, JsonNode params) {
+        if (params.has("bus")) {
+            return Map.entry("bus", params.get("bus"));
+        }
         if (params.size() != 1) {
             throw new IllegalArgumentException(benchmark + " has " + params.size()
-                                               + " parameters; the report shows benchmarks with exactly one");
+                                               + " parameters and none is 'bus'; the report cannot label its scores");
         }
         return params.fields().next();
     }
