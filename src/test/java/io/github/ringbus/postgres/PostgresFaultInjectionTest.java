@@ -12,8 +12,6 @@ import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.modelling.command.ConcurrencyException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -36,21 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Batches are formed deterministically: a "gate" command's append is held on the store stage's thread until the
  * commands of the batch under test have all been handled, so the store stage then finds them all at once.
  */
-class PostgresFaultInjectionTest {
-
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startPostgres() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (server != null) {
-            server.close();
-        }
-    }
+class PostgresFaultInjectionTest extends OnPostgres {
 
     /** Holds the append of events of the aggregate "gate-..." until released; then runs the armed fault once. */
     private static final class Faults implements PostgresServer.AppendHook {

@@ -8,8 +8,6 @@ import io.github.ringbus.fixtures.AccountEvents.Opened;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.lifecycle.ShutdownInProgressException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -31,21 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Group commit against a real PostgreSQL: cold start, durability of acknowledged commands (also across a shutdown
  * under load) and batching of many commands per commit.
  */
-class PostgresGroupCommitTest {
-
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startPostgres() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (server != null) {
-            server.close();
-        }
-    }
+class PostgresGroupCommitTest extends OnPostgres {
 
     @Test
     void coldStartReadsTheAggregateFromPostgres() {

@@ -11,8 +11,6 @@ import org.axonframework.serialization.SerializationException;
 import org.axonframework.serialization.SerializedObject;
 import org.axonframework.serialization.SerializedType;
 import org.axonframework.serialization.Serializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -30,21 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Events are serialized for Axon's JDBC engine on the handler threads, ahead of the store stage, whose single thread
  * every append passes through; a serialization failure fails its command there, before anything is stored.
  */
-class PostgresSerializationTest {
-
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startPostgres() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (server != null) {
-            server.close();
-        }
-    }
+class PostgresSerializationTest extends OnPostgres {
 
     @Test
     void eventsAreSerializedOnHandlerThreadsAndNotOnTheStoreStage() throws Exception {

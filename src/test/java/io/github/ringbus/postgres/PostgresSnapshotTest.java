@@ -14,8 +14,6 @@ import org.axonframework.eventsourcing.GenericAggregateFactory;
 import org.axonframework.eventsourcing.Snapshotter;
 import org.axonframework.serialization.Serializer;
 import org.axonframework.serialization.json.JacksonSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -30,26 +28,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Snapshots with Axon's {@link AggregateSnapshotter} on PostgreSQL: taken on the bus's snapshot thread, stored in
  * Axon's snapshot table, and used by a bus that starts with an empty cache.
  */
-class PostgresSnapshotTest {
+class PostgresSnapshotTest extends OnPostgres {
 
     /** Jackson reading and writing fields: the fixtures' aggregate has no getters, and snapshots serialize it. */
     private static final Serializer SERIALIZER = JacksonSerializer.builder()
             .objectMapper(new ObjectMapper().setVisibility(PropertyAccessor.FIELD, JsonAutoDetect.Visibility.ANY))
             .build();
-
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startPostgres() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     /** Axon's snapshotter on the ring's own event store, noting the threads it is called on. */
     private static final class RecordingSnapshotter implements Snapshotter {
