@@ -51,7 +51,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 10)
-public class PostgresThroughputBenchmark {
+public class PostgresGroupCommitBenchmark {
 
     /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
     @State(Scope.Benchmark)
