@@ -184,7 +184,8 @@ public final class AggregateHolder<T> {
     }
 
     private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
-        return repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()).handle(command);
+        return repository.handleInstanceCommand(
+                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()), command);
     }
 
     void created(EventSourcedAggregate<T> created) {

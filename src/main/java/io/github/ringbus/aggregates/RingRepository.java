@@ -9,6 +9,7 @@ import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.messaging.Message;
 import org.axonframework.messaging.ScopeDescriptor;
@@ -60,6 +61,7 @@ public final class RingRepository<T> implements Repository<T> {
     private final AggregateCache<T> cache;
     private final Map<String, Boolean> createsAggregateByCommandName;
     private final CommandTargetResolver targetResolver;
+    private final InstanceCommandInvoker<T> instanceCommands;
 
     /**
      * @param model                     the aggregate's model (its command and event sourcing handlers)
@@ -88,6 +90,7 @@ public final class RingRepository<T> implements Repository<T> {
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.createsAggregateByCommandName = Collections.unmodifiableMap(commandNames(model));
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
+        this.instanceCommands = new InstanceCommandInvoker<>(model);
     }
 
     /**
@@ -195,6 +198,11 @@ public final class RingRepository<T> implements Repository<T> {
     public Aggregate<T> load(String aggregateIdentifier, Long expectedVersion) {
         return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier).aggregate(),
                                  expectedVersion);
+    }
+
+    /** Runs a command on an aggregate that exists, on the handle stage's thread, as Axon's aggregate would. */
+    Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception {
+        return instanceCommands.handle(aggregate, command);
     }
 
     /** The checks Axon's repositories make when a command loads an aggregate. */

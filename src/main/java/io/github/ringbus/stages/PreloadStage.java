@@ -21,9 +21,25 @@ import com.lmax.disruptor.EventHandler;
  */
 final class PreloadStage implements EventHandler<CommandSlot> {
 
+    /**
+     * Axon's {@code AggregateAnnotationCommandHandler} subscribes one private handler object per command handler of
+     * the aggregate; for an instance command that object resolves the target again, loads the aggregate from the
+     * repository and calls its {@code handle}, all of which the preload stage has already done: such commands are
+     * invoked on the preloaded aggregate directly (see {@code AggregateHolder.commandHandler()}). Found by class
+     * name, once per handler class, as the class is private to Axon.
+     */
+    static final String AXON_INSTANCE_COMMAND_HANDLER =
+            AggregateAnnotationCommandHandler.class.getName() + "$AggregateCommandHandler";
+
     private final CommandRoutes routes;
     private final int handlerThreads;
     private final boolean timed;
+    private final ClassValue<Boolean> instanceCommandHandlers = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            return type.getName().equals(AXON_INSTANCE_COMMAND_HANDLER);
+        }
+    };
 
     PreloadStage(CommandRoutes routes, int handlerThreads, boolean timed) {
         this.routes = routes;
@@ -67,7 +83,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             VersionedAggregateIdentifier target = targetResolver.resolveTarget(command);
             identifier = target.getIdentifier();
             slot.expectedVersion = target.getVersion();
-            slot.invokeAggregateDirectly = handler instanceof AggregateAnnotationCommandHandler;
+            slot.invokeAggregateDirectly = instanceCommandHandlers.get(handler.getClass());
         }
         if (identifier == null) {
             // A creation command that names no target: any handler thread may create it.
