@@ -99,6 +99,15 @@ class JpaEventStoreTest {
     }
 
     @Test
+    void eventPayloadsAndMetadataAreStoredInTheRowAsByteaNotAsLargeObjects() {
+        List<String> types = jdbc.queryForList(
+                "SELECT data_type FROM information_schema.columns WHERE table_name = 'domain_event_entry' "
+                        + "AND column_name IN ('payload', 'meta_data')", String.class);
+
+        assertThat(types).containsExactly("bytea", "bytea");
+    }
+
+    @Test
     void commandsSentAtOnceAreCommittedSeveralPerJpaTransactionAndAllStored() throws Exception {
         int ledgers = 20;
         int creditsEach = 25;
