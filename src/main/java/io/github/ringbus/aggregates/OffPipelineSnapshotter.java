@@ -35,11 +35,6 @@ final class OffPipelineSnapshotter implements Snapshotter {
         this.thread = Objects.requireNonNull(thread, "thread");
     }
 
-    /** @return the snapshotter this one hands the requests to */
-    Snapshotter delegate() {
-        return delegate;
-    }
-
     @Override
     public void scheduleSnapshot(Class<?> aggregateType, String aggregateIdentifier) {
         if (CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get().phase().isBefore(UnitOfWork.Phase.COMMIT)) {

@@ -127,19 +127,11 @@ public class RingEventStore extends EmbeddedEventStore {
     }
 
     /**
-     * @return true when the storage engine serializes events with a serializer this store knows, so that
-     * {@link #serializeAhead} saves its append the work
-     */
-    public boolean serializesAhead() {
-        return eventSerializer != null;
-    }
-
-    /**
      * Serializes the payload and metadata of each event with the storage engine's event serializer, ahead of the
      * append. Axon keeps a message's serialized forms with the message (per serializer), and Axon's JDBC and JPA
      * engines serialize through it, so the append later reuses this work instead of doing it on the store stage's
      * thread, which is the one thread every command's append passes through. A ring bus calls this on its handler
-     * threads. Does nothing when {@link #serializesAhead()} is false.
+     * threads. Does nothing when the storage engine does not serialize (e.g. Axon's in-memory engine).
      *
      * @param events the events of one command, as they will be appended
      * @throws org.axonframework.serialization.SerializationException if an event cannot be serialized

@@ -36,6 +36,7 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 import static io.github.ringbus.behaviour.BehaviourRing.BLOCK;
+import static io.github.ringbus.behaviour.BehaviourRing.blockingHandler;
 import static io.github.ringbus.behaviour.BehaviourRing.blockCommand;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -181,10 +182,7 @@ class ShutdownTest {
                                            .shutdownTimeout(Duration.ofMillis(200)));
         ring.assertStillHandlesValidCommands(); // every stage thread has started
         CountDownLatch release = new CountDownLatch(1);
-        ring.bus.subscribe(BLOCK, command -> {
-            release.await(10, TimeUnit.SECONDS);
-            return command.getPayload();
-        });
+        ring.bus.subscribe(BLOCK, blockingHandler(release));
         List<Outcome> inFlight = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             inFlight.add(ring.send(blockCommand("in-flight-" + i)));
@@ -241,10 +239,7 @@ class ShutdownTest {
                                            .shutdownTimeout(Duration.ofMillis(200)));
         ring.assertStillHandlesValidCommands(); // every stage thread has started
         CountDownLatch release = new CountDownLatch(1);
-        ring.bus.subscribe(BLOCK, command -> {
-            release.await(10, TimeUnit.SECONDS);
-            return command.getPayload();
-        });
+        ring.bus.subscribe(BLOCK, blockingHandler(release));
         List<Outcome> outcomes = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             outcomes.add(ring.send(blockCommand("in-flight-" + i)));
