@@ -541,7 +541,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
         private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
         private Duration fullRingTimeout = Duration.ofSeconds(1);
-        private PublishMode publishMode = PublishMode.PARALLEL;
+        private PublishMode publishMode = PublishMode.IN_TRANSACTION;
         private int cacheSize = 100_000;
         private int maxStoreBatchEvents = 1024;
         private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
@@ -614,7 +614,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        /** When events reach subscribers relative to the store. Default {@link PublishMode#PARALLEL}. */
+        /** When events reach subscribers relative to the store. Default {@link PublishMode#IN_TRANSACTION}. */
         public Builder publishMode(PublishMode publishMode) {
             this.publishMode = require(publishMode, "publishMode");
             return this;

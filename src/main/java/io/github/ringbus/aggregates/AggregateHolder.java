@@ -137,26 +137,33 @@ public final class AggregateHolder<T> {
         return generation;
     }
 
-    /** Records the events of the command that just succeeded as handled but not yet stored. */
-    public void commandSucceeded(List<DomainEventMessage<?>> events) {
+    /**
+     * Records this aggregate's events of the command that just succeeded as handled but not yet stored.
+     *
+     * @param events the command's events: this aggregate's, and any others the handler published (ignored here)
+     */
+    public void commandSucceeded(List<? extends EventMessage<?>> events) {
         for (int i = 0; i < events.size(); i++) {
-            unstored.addLast(events.get(i));
+            EventMessage<?> event = events.get(i);
+            if (owns(event)) {
+                unstored.addLast((DomainEventMessage<?>) event);
+            }
         }
         slot = null;
         aggregateBeforeCommand = null;
     }
 
     /**
-     * Restores the state before the command that just failed. When the command applied no events the aggregate is
-     * unchanged; when it did not exist before the command, it is absent again; otherwise it is rebuilt from the store
-     * and {@link #unstored}.
+     * Restores the state before the command that just failed. When the command applied no events to this aggregate
+     * it is unchanged; when it did not exist before the command, it is absent again; otherwise it is rebuilt from the
+     * store and {@link #unstored}.
      *
-     * @param applied the events the failed command applied; they are discarded
+     * @param events the failed command's events (this aggregate's and any others); they are discarded
      * @throws Exception when the store cannot be read
      */
-    public void commandRolledBack(List<DomainEventMessage<?>> applied) throws Exception {
+    public void commandRolledBack(List<? extends EventMessage<?>> events) throws Exception {
         try {
-            if (applied.isEmpty() || aggregateBeforeCommand == null) {
+            if (!ownsAny(events) || aggregateBeforeCommand == null) {
                 // Unchanged, or created by this very command: nothing else can have applied events to it.
                 aggregate = aggregateBeforeCommand;
             } else {
@@ -166,6 +173,30 @@ public final class AggregateHolder<T> {
             slot = null;
             aggregateBeforeCommand = null;
         }
+    }
+
+    /**
+     * Whether the event is one of this aggregate's: a domain event with this aggregate's identifier and type. A
+     * command's events may also hold events the handler published on the event bus, and (later) events of other
+     * aggregates it created; each holder's bookkeeping considers only its own.
+     *
+     * @param event one of a command's events
+     * @return true when it belongs to this aggregate
+     */
+    public boolean owns(EventMessage<?> event) {
+        return event instanceof DomainEventMessage<?> domainEvent
+                && domainEvent.getAggregateIdentifier() != null
+                && domainEvent.getAggregateIdentifier().equals(identifier)
+                && repository.aggregateTypeName().equals(domainEvent.getType());
+    }
+
+    private boolean ownsAny(List<? extends EventMessage<?>> events) {
+        for (int i = 0; i < events.size(); i++) {
+            if (owns(events.get(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     EventSourcedAggregate<T> aggregate() {
@@ -232,6 +263,22 @@ public final class AggregateHolder<T> {
     }
 
     /**
+     * Called by the store stage after a command's events were committed: records this aggregate's last event among
+     * them as stored. Does nothing when none of them is this aggregate's.
+     *
+     * @param events the committed events of one command
+     */
+    public void stored(List<? extends EventMessage<?>> events) {
+        for (int i = events.size() - 1; i >= 0; i--) {
+            EventMessage<?> event = events.get(i);
+            if (owns(event)) {
+                storedUpTo(((DomainEventMessage<?>) event).getSequenceNumber());
+                return;
+            }
+        }
+    }
+
+    /**
      * Called by the store stage after this aggregate's events up to {@code sequenceNumber} were appended.
      * Release semantics: a plain store on x86, no fence on the store stage's path.
      */
@@ -264,7 +311,7 @@ public final class AggregateHolder<T> {
                 throw new IllegalStateException(
                         "Aggregate [" + identifier + "] applied an event outside a command handled by ringbus");
             }
-            slot.appliedEvents().add((DomainEventMessage<?>) event);
+            slot.appliedEvents().add(event);
         }
 
         @Override

@@ -125,6 +125,13 @@ public final class RingRepository<T> implements Repository<T> {
     }
 
     /**
+     * @return the aggregate's type name as Axon puts it in its domain events ({@code DomainEventMessage.getType()})
+     */
+    String aggregateTypeName() {
+        return model.type();
+    }
+
+    /**
      * @return the aggregate root type
      */
     public Class<T> aggregateType() {

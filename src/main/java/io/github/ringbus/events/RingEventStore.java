@@ -1,11 +1,14 @@
 package io.github.ringbus.events;
 
+import io.github.ringbus.stages.SlotUnitOfWork;
 import org.axonframework.common.Registration;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.axonframework.serialization.Serializer;
 import org.axonframework.monitoring.MessageMonitor;
 
@@ -20,7 +23,12 @@ import java.util.function.Consumer;
  * run them as two stages: appending events to the storage engine, and handing them to the subscribers (subscribing
  * event processors). Tracking processors read from the storage engine as usual and are woken after each append.
  * <p>
- * Used by anything else (a saga, an event gateway, another command bus), it behaves exactly like
+ * Events published on it from inside a command handled by a {@link io.github.ringbus.RingCommandBus} that stores to
+ * this event store ({@code EventBus.publish}, {@code EventGateway.publish} in a {@code @CommandHandler}) join that
+ * command's events at once, after the events its aggregate applied before: the bus's store stage stores them with the
+ * command, in the handler's order and in the command's transaction, and they are dropped if the command fails.
+ * <p>
+ * Used by anything else (a saga, an event gateway outside a command, another command bus), it behaves exactly like
  * {@link EmbeddedEventStore}: {@code publish} appends, then calls the subscribers, within the caller's Unit of Work.
  * <p>
  * Thread safety: as {@link EmbeddedEventStore}. Subscribing and unsubscribing may happen at any time; a publication
@@ -96,6 +104,23 @@ public class RingEventStore extends EmbeddedEventStore {
             }
             return cancelled;
         };
+    }
+
+    /**
+     * Publishes the events. Inside a command of a ring bus that stores to this store (the current Unit of Work is the
+     * command's slot Unit of Work, before its commit) the events are added to the command's events, in order, for
+     * the store stage; the event store's message monitor and span factory do not see them, as they do not see the
+     * events the aggregate applies. Anywhere else, as {@link EmbeddedEventStore#publish(List)}.
+     */
+    @Override
+    public void publish(List<? extends EventMessage<?>> events) {
+        if (CurrentUnitOfWork.isStarted()) {
+            UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get();
+            if (unitOfWork instanceof SlotUnitOfWork slotUnitOfWork && slotUnitOfWork.collectPublished(this, events)) {
+                return;
+            }
+        }
+        super.publish(events);
     }
 
     /**

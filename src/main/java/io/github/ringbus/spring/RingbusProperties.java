@@ -54,10 +54,11 @@ public class RingbusProperties implements Validator {
     private Duration fullRingTimeout = Duration.ofSeconds(1);
 
     /**
-     * When events reach subscribing event processors: PARALLEL (while the store stage appends them) or
-     * AFTER_STORE (once they are stored).
+     * When events reach subscribing event processors: IN_TRANSACTION (in the store stage's transaction, before its
+     * commit; a subscriber that throws fails its command and nothing of it is stored, as on Axon's own buses),
+     * PARALLEL (while the store stage appends them; their events stay stored) or AFTER_STORE (once they are stored).
      */
-    private PublishMode publishMode = PublishMode.PARALLEL;
+    private PublishMode publishMode = PublishMode.IN_TRANSACTION;
 
     /** The most aggregates of each type kept in memory. Positive. */
     private int cacheSize = 100_000;

@@ -4,7 +4,8 @@ import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.aggregates.RingRepository;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.monitoring.MessageMonitor;
 
@@ -18,6 +19,13 @@ import java.util.ArrayList;
  * and reused, never reallocated.
  */
 public final class CommandSlot implements StageTimes {
+
+    /** The event store this slot's ring stores to: events published on it by the handler join the slot's events. */
+    private final EventStore eventStore;
+
+    CommandSlot(EventStore eventStore) {
+        this.eventStore = eventStore;
+    }
 
     // --- written by the dispatching thread -------------------------------------------------------------------------
     CommandMessage<?> command;
@@ -45,8 +53,13 @@ public final class CommandSlot implements StageTimes {
 
     // --- written by the handle stage -------------------------------------------------------------------------------
     final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
-    /** The events the handler applied, in order. */
-    final ArrayList<DomainEventMessage<?>> events = new ArrayList<>(4);
+    /**
+     * The events of the command, in the order the handler produced them: the events its aggregate applied
+     * ({@code AggregateLifecycle.apply}) and the events it published on the ring's event store
+     * ({@code EventBus.publish}, {@code EventGateway.publish}), interleaved as the handler called them. Stored in one
+     * append with the command's batch, or not at all.
+     */
+    final ArrayList<EventMessage<?>> events = new ArrayList<>(4);
     Object result;
     Throwable handlerFailure;
     /** True when the handler's failure discards the command's events (the rollback configuration said so). */
@@ -120,15 +133,27 @@ public final class CommandSlot implements StageTimes {
     }
 
     /**
-     * @return the list the target aggregate's applied events are collected in while the handler runs
+     * @return the list the command's events (applied by its aggregate, or published on the event store) are
+     * collected in while the handler runs, in the order the handler produced them
      */
-    public ArrayList<DomainEventMessage<?>> appliedEvents() {
+    public ArrayList<EventMessage<?>> appliedEvents() {
         return events;
     }
 
-    /** True when the handler ran and its events are to be stored and published. */
+    /**
+     * @param store an event store
+     * @return true when this slot's ring stores its events to {@code store}
+     */
+    public boolean storesTo(EventStore store) {
+        return eventStore == store;
+    }
+
+    /**
+     * True when the handler ran and its events are to be stored and published: an aggregate's command or a plain
+     * handler's that published events.
+     */
     boolean hasEventsToStore() {
-        return holder != null && preloadFailure == null && !rolledBack && !events.isEmpty();
+        return preloadFailure == null && !rolledBack && !events.isEmpty();
     }
 
     /** The first failure any stage recorded, or null. */

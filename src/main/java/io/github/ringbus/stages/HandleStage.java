@@ -6,7 +6,6 @@ import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
-import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.messaging.DefaultInterceptorChain;
 import org.axonframework.messaging.MessageHandler;
@@ -112,12 +111,12 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Runs the event dispatch interceptors over the command's events, as {@code publish} would, and serializes them
-     * for the storage engine here rather than on the store stage's single thread (see
-     * {@link RingEventStore#serializeAhead}).
+     * Runs the event dispatch interceptors over the command's events (those its aggregate applied and those its
+     * handler published on the event store), as {@code publish} would, and serializes them for the storage engine
+     * here rather than on the store stage's single thread (see {@link RingEventStore#serializeAhead}).
      */
     private void prepareEventsForStore(CommandSlot slot) {
-        if (splitStore == null || slot.holder == null || slot.events.isEmpty()) {
+        if (splitStore == null || slot.events.isEmpty()) {
             return;
         }
         if (splitStore.hasDispatchInterceptors()) {
@@ -137,9 +136,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private void intercept(CommandSlot slot) {
         List<? extends EventMessage<?>> intercepted = splitStore.interceptStaged(slot.events);
         slot.events.clear();
-        for (EventMessage<?> event : intercepted) {
-            slot.events.add((DomainEventMessage<?>) event);
-        }
+        slot.events.addAll(intercepted);
     }
 
     private void rollBack(CommandSlot slot, Throwable failure) {

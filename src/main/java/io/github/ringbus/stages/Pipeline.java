@@ -31,6 +31,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The ring and its stages, wired in one place:
  * <pre>
+ *   preload -&gt; handle[0..n) -&gt; store(append + subscribers, one transaction) -&gt; complete   PublishMode.IN_TRANSACTION
  *   preload -&gt; handle[0..n) -&gt; (store || publish) -&gt; complete        PublishMode.PARALLEL
  *   preload -&gt; handle[0..n) -&gt; store -&gt; publish -&gt; complete            PublishMode.AFTER_STORE
  *   preload -&gt; handle[0..n) -&gt; store -&gt; complete                       an EventStore that is not a RingEventStore
@@ -75,10 +76,13 @@ public final class Pipeline {
     public Pipeline(Settings settings, CommandRoutes routes) {
         RingEventStore splitStore = settings.eventStore() instanceof RingEventStore
                 ? (RingEventStore) settings.eventStore() : null;
-        this.publishSeparately = splitStore != null;
-        if (!publishSeparately) {
+        boolean inTransaction = settings.publishMode() == PublishMode.IN_TRANSACTION;
+        this.publishSeparately = splitStore != null && !inTransaction;
+        if (splitStore == null) {
             logger.info("Event store [{}] is not a RingEventStore: the store stage appends and notifies "
-                                + "subscribers in one step, and no separate publish stage runs",
+                                + "subscribers in one step, and no separate publish stage runs; events that command "
+                                + "handlers publish on the event bus are stored by Axon's event bus while the command "
+                                + "prepares its commit, not by the store stage",
                         settings.eventStore().getClass().getName());
         }
 
@@ -93,16 +97,17 @@ public final class Pipeline {
                                               settings.spanFactory(), timed);
         }
         StoreStage store = new StoreStage(settings.eventStore(), settings.transactionManager(),
-                                          settings.maxStoreBatchEvents(), settings.monitor());
+                                          settings.maxStoreBatchEvents(), settings.monitor(), inTransaction);
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
 
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
-        this.disruptor = new Disruptor<>(CommandSlot::new, settings.ringSize(), threads,
+        this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, settings.waitStrategy());
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
 
         EventHandlerGroup<CommandSlot> handled = disruptor.handleEventsWith(preload).then(handle);
         if (!publishSeparately) {
+            // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
             handled.then(store).then(complete);
         } else if (afterStore) {
             handled.then(store).then(new PublishStage(splitStore, true)).then(complete);

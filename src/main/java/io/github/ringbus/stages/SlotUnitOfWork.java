@@ -1,6 +1,8 @@
 package io.github.ringbus.stages;
 
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.ResultMessage;
 import org.axonframework.messaging.unitofwork.AbstractUnitOfWork;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
@@ -9,6 +11,7 @@ import org.axonframework.messaging.unitofwork.MessageProcessingContext;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
@@ -40,6 +43,25 @@ public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> 
      */
     public CommandSlot slot() {
         return slot;
+    }
+
+    /**
+     * Adds events the handler publishes on the event bus to the command's events, after the events it produced
+     * before, so that the store stage stores them in the handler's order, in the command's batch and transaction,
+     * and drops them if the command fails. Called on the handle stage's thread by {@code RingEventStore.publish}.
+     *
+     * @param store  the event store the events were published on
+     * @param events the published events
+     * @return true when the events were taken; false when this slot's ring does not store to {@code store} or the
+     * command is past its prepare-commit phase (the caller then publishes them as Axon's event bus would)
+     */
+    public boolean collectPublished(EventStore store, List<? extends EventMessage<?>> events) {
+        Phase phase = phase();
+        if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
+            return false;
+        }
+        slot.events.addAll(events);
+        return true;
     }
 
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */

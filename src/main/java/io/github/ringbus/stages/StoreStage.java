@@ -2,15 +2,13 @@ package io.github.ringbus.stages;
 
 import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.bus.PublishMode;
+import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
-import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
-import org.axonframework.modelling.command.AggregateStreamCreationException;
-import org.axonframework.modelling.command.ConcurrencyException;
-import org.axonframework.serialization.SerializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
@@ -27,32 +25,38 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Stage 3a: appends the events of the commands it has in hand in one call and one transaction per batch (group
- * commit).
+ * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
+ * commit), and, in {@link PublishMode#IN_TRANSACTION} (the default), hands each command's events to the event store's
+ * subscribers inside that transaction.
  * <p>
  * A batch is every handled command the Disruptor hands this stage at once, cut at the configured number of events.
  * Without failure a batch costs exactly one append and one commit, and its commands complete after the commit
  * returned (the complete stage runs after this one).
  * <p>
- * <b>Failure of a batch.</b> The transaction is rolled back, and what happens next depends on the failure:
+ * <b>Failure of a batch.</b> The transaction is rolled back, so nothing of the batch is half-written, and then:
  * <ul>
- *     <li>A failure of the data of some command ({@linkplain #isolatable isolatable}): a unique-key or other
- *     integrity violation, e.g. another writer appended to an aggregate behind ringbus's back, a data exception, a
- *     serialization failure. The batch is <em>isolated</em>: it is split in halves, and each half is appended in a
- *     fresh transaction of its own, in ring order, halving again whatever fails, until the commands that fail on
- *     their own are found. Only those fail (with the failure their own append raised); everything else of the batch
- *     is committed. A batch of n commands with k conflicting ones costs about 2k&middot;log2(n) transactions.</li>
- *     <li>Any other failure (no connection, connection lost, failed commit, server shutting down, deadlock,
- *     timeout, ...): every command of the batch fails with it. The batch was one transaction, so nothing of it is
- *     half-written.</li>
+ *     <li>When a subscriber threw ({@code IN_TRANSACTION}), its command is the culprit: it fails with the
+ *     subscriber's exception, and the batch's other commands are tried again, together, in a fresh transaction.</li>
+ *     <li>When the append or the commit failed, for whatever reason (a conflict in the data of some command, a value a
+ *     column refuses, a serializer's error, a constraint or trigger of the database, any exception of the storage
+ *     engine), the batch is <em>isolated</em>: it is split in halves, and each half is appended in a fresh
+ *     transaction of its own, in ring order, halving again whatever fails, until the commands that fail on their own
+ *     are found. Only those fail (with the failure their own append raised); everything else of the batch is
+ *     committed, as on a bus that stores each command in its own transaction. A batch of n commands with k bad ones
+ *     costs about 2k&middot;log2(n) transactions.</li>
+ *     <li>Except when the store cannot be reached ({@linkplain #unreachable unreachable}: no connection, connection
+ *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
+ *     of the batch not yet committed fails with that failure.</li>
  * </ul>
  * Each failed command's aggregate has its current <em>generation</em> invalidated (see {@link AggregateHolder}):
  * later commands that built on the lost events fail here too, including those of the same batch that are still to be
- * isolated (they are checked before every attempt), and the next command of the aggregate starts again from what is
+ * tried (they are checked before every attempt), and the next command of the aggregate starts again from what is
  * really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
  * <p>
- * One thread. With a {@link RingEventStore} this stage only appends (the publish stage notifies subscribers); with any
- * other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step.
+ * One thread. With a {@link RingEventStore} this stage appends (and, {@code IN_TRANSACTION}, calls the subscribers);
+ * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step.
+ * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
+ * is given (subscribers may keep it).
  */
 final class StoreStage implements EventHandler<CommandSlot> {
 
@@ -63,28 +67,40 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final TransactionManager transactionManager;
     private final int maxBatchEvents;
     private final StoreBatchListener batchListener;
+    /** True when this stage calls the subscribers inside its transaction ({@link PublishMode#IN_TRANSACTION}). */
+    private final boolean publishInTransaction;
+    /** True when nothing can be rolled back: subscribers are then called before the append (see PublishMode). */
+    private final boolean subscribersFirst;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
     private final ArrayList<EventMessage<?>> batchEvents = new ArrayList<>();
 
+    // The outcome of the last attempt, beside its failure.
+    /** The command whose subscriber threw in the last attempt, or null. */
+    private CommandSlot culprit;
+    /** True when the last attempt could not even begin a transaction. */
+    private boolean beginFailed;
+
     StoreStage(EventStore eventStore, TransactionManager transactionManager, int maxBatchEvents,
-               StoreBatchListener batchListener) {
+               StoreBatchListener batchListener, boolean publishInTransaction) {
         this.eventStore = eventStore;
         this.splitStore = eventStore instanceof RingEventStore ? (RingEventStore) eventStore : null;
         this.transactionManager = transactionManager;
         this.maxBatchEvents = maxBatchEvents;
         this.batchListener = batchListener;
+        this.publishInTransaction = publishInTransaction && splitStore != null;
+        this.subscribersFirst = transactionManager instanceof NoTransactionManager;
     }
 
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
         if (slot.hasEventsToStore()) {
-            if (slot.holder.isPoisoned(slot.generation)) {
+            if (isPoisoned(slot)) {
                 slot.storeFailure = poisoned(slot);
             } else {
                 batch.add(slot);
-                List<DomainEventMessage<?>> events = slot.events;
+                List<EventMessage<?>> events = slot.events;
                 for (int i = 0; i < events.size(); i++) {
                     batchEvents.add(events.get(i));
                 }
@@ -103,13 +119,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
             return;
         }
         try {
-            Throwable failure = appendInOneTransaction(batchEvents);
+            Throwable failure = attempt(batch, batchEvents);
             if (failure == null) {
                 stored(batch, batchEvents);
-            } else if (batch.size() > 1 && isolatable(failure)) {
-                isolate(new ArrayList<>(batch));
             } else {
-                fail(batch, failure);
+                recover(new ArrayList<>(batch), failure);
             }
         } finally {
             batch.clear();
@@ -118,34 +132,36 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Finds the commands of a failed batch that fail on their own, in ring order: appends each group in a
-     * transaction of its own and halves the groups that fail, skipping commands whose aggregate was invalidated
-     * meanwhile. A failure that is not isolatable fails every command not yet committed.
+     * After a failed attempt of a batch: finds, in ring order, the commands that fail on their own and commits the
+     * others, each try in a fresh transaction. A subscriber's failure fails its command and the rest is tried again;
+     * a failed append is halved; a store that cannot be reached fails every command not yet committed.
+     *
+     * @param failedBatch the commands of the failed attempt
+     * @param failure     what the attempt failed with; {@link #culprit} and {@link #beginFailed} tell more
      */
-    private void isolate(List<CommandSlot> failedBatch) {
+    private void recover(List<CommandSlot> failedBatch, Throwable firstFailure) {
         ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
-        int half = failedBatch.size() / 2;
-        groups.add(failedBatch.subList(0, half));
-        groups.add(failedBatch.subList(half, failedBatch.size()));
         List<EventMessage<?>> events = new ArrayList<>();
-        while (!groups.isEmpty()) {
-            List<CommandSlot> group = live(groups.pollFirst());
-            if (group.isEmpty()) {
-                continue;
-            }
-            events.clear();
-            for (CommandSlot slot : group) {
-                events.addAll(slot.events);
-            }
-            Throwable failure = appendInOneTransaction(events);
+        List<CommandSlot> group = failedBatch;
+        Throwable failure = firstFailure;
+        while (true) {
             if (failure == null) {
                 stored(group, events);
-            } else if (!isolatable(failure)) {
+            } else if (beginFailed || unreachable(failure)) {
                 fail(group, failure);
                 for (List<CommandSlot> rest : groups) {
                     fail(live(rest), failure);
                 }
                 return;
+            } else if (culprit != null) {
+                fail(List.of(culprit), failure);
+                List<CommandSlot> others = new ArrayList<>(group.size());
+                for (CommandSlot slot : group) {
+                    if (slot != culprit) {
+                        others.add(slot);
+                    }
+                }
+                groups.addFirst(others);
             } else if (group.size() == 1) {
                 fail(group, failure);
             } else {
@@ -153,6 +169,18 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 groups.addFirst(group.subList(middle, group.size()));
                 groups.addFirst(group.subList(0, middle));
             }
+            group = List.of();
+            while (group.isEmpty()) {
+                if (groups.isEmpty()) {
+                    return;
+                }
+                group = live(groups.pollFirst());
+            }
+            events.clear();
+            for (CommandSlot slot : group) {
+                events.addAll(slot.events);
+            }
+            failure = attempt(group, events);
         }
     }
 
@@ -160,7 +188,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
-            if (slot.holder.isPoisoned(slot.generation)) {
+            if (isPoisoned(slot)) {
                 slot.storeFailure = poisoned(slot);
             } else {
                 live.add(slot);
@@ -170,19 +198,31 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Appends the events and commits, in one transaction.
+     * Appends the events (and, in {@code IN_TRANSACTION}, calls each command's subscribers) and commits, in one
+     * transaction.
      *
-     * @return null when committed, else the failure (the transaction was rolled back or never began)
+     * @return null when committed, else the failure (the transaction was rolled back or never began); then
+     * {@link #culprit} is the command whose subscriber threw, if one did, and {@link #beginFailed} tells whether the
+     * transaction could not begin
      */
-    private Throwable appendInOneTransaction(List<EventMessage<?>> events) {
+    private Throwable attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        culprit = null;
+        beginFailed = false;
         Transaction transaction;
         try {
             transaction = transactionManager.startTransaction();
         } catch (Throwable failure) {
+            beginFailed = true;
             return failure;
         }
         try {
+            if (publishInTransaction && subscribersFirst) {
+                publish(slots);
+            }
             append(events);
+            if (publishInTransaction && !subscribersFirst) {
+                publish(slots);
+            }
         } catch (Throwable failure) {
             try {
                 transaction.rollback();
@@ -199,11 +239,35 @@ final class StoreStage implements EventHandler<CommandSlot> {
         return null;
     }
 
+    /**
+     * Hands each command's events to the subscribers, in ring order, one command at a time. When a subscriber
+     * throws, that command becomes the {@link #culprit} and the exception propagates (the remaining subscribers and
+     * commands are not called).
+     */
+    private void publish(List<CommandSlot> slots) {
+        if (!splitStore.hasSubscribers()) {
+            return;
+        }
+        for (int i = 0; i < slots.size(); i++) {
+            CommandSlot slot = slots.get(i);
+            try {
+                // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
+                // the slot's list is reused: they get a copy of their own.
+                splitStore.publishToSubscribers(List.copyOf(slot.events));
+            } catch (RuntimeException | Error failure) {
+                culprit = slot;
+                throw failure;
+            }
+        }
+    }
+
     /** The events of these commands are committed: record it, wake tracking processors, tell the listener. */
     private void stored(List<CommandSlot> slots, List<EventMessage<?>> events) {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
-            slot.holder.storedUpTo(lastSequenceNumber(slot));
+            if (slot.holder != null) {
+                slot.holder.stored(slot.events);
+            }
         }
         try {
             if (splitStore != null) {
@@ -220,12 +284,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
             slot.storeFailure = failure;
-            slot.holder.invalidate(slot.generation);
+            if (slot.holder != null) {
+                slot.holder.invalidate(slot.generation);
+            }
         }
     }
 
-    private static long lastSequenceNumber(CommandSlot slot) {
-        return slot.events.get(slot.events.size() - 1).getSequenceNumber();
+    private static boolean isPoisoned(CommandSlot slot) {
+        return slot.holder != null && slot.holder.isPoisoned(slot.generation);
     }
 
     private static EventStoreException poisoned(CommandSlot slot) {
@@ -243,20 +309,18 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Whether a failed append is caused by the data of some of its commands, so that appending the commands apart
-     * tells the guilty from the innocent: an integrity violation (SQLState class 23, e.g. a duplicate aggregate
-     * identifier and sequence number) or data exception (class 22) reported by the database, Axon's
-     * {@link ConcurrencyException} or {@link AggregateStreamCreationException}, or a {@link SerializationException}.
-     * A failure that also shows a lost or refused connection (class 08, a connection exception type), an operator
-     * intervention such as a terminated session or a shutting down server (class 57), a transaction rollback by the
-     * server (class 40: deadlock, serialization failure) or exhausted resources (class 53) is not isolatable: the
-     * whole batch fails with it.
+     * Whether a failure shows that the store cannot be reached, so that trying the batch's commands apart would only
+     * fail again: anywhere in its causes (and suppressed exceptions), a JDBC connection exception
+     * ({@link SQLTransientConnectionException}, {@link SQLNonTransientConnectionException},
+     * {@link SQLRecoverableException}), SQLState class 08 (connection exception), 57P (PostgreSQL: session
+     * terminated, server shutting down or starting, database dropped) or 53300 (too many connections). Anything else
+     * (a conflict, a data exception, a constraint or trigger, a serializer's error, a deadlock, any exception of the
+     * engine or of a subscriber) is taken for the failure of some command, which the store stage isolates.
      *
-     * @param failure what an append threw
-     * @return true to isolate the batch's commands, false to fail them all
+     * @param failure what an attempt threw
+     * @return true to fail every command not yet committed, false to isolate the culprit
      */
-    static boolean isolatable(Throwable failure) {
-        boolean dataFailure = false;
+    static boolean unreachable(Throwable failure) {
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         ArrayDeque<Throwable> pending = new ArrayDeque<>();
         pending.add(failure);
@@ -265,40 +329,26 @@ final class StoreStage implements EventHandler<CommandSlot> {
             if (!seen.add(t)) {
                 continue;
             }
-            if (t instanceof SQLException) {
-                SQLException sqlException = (SQLException) t;
-                if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException
-                        || t instanceof SQLRecoverableException) {
-                    return false;
-                }
+            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SQLRecoverableException) {
+                return true;
+            }
+            if (t instanceof SQLException sqlException) {
                 String state = sqlException.getSQLState();
-                if (state != null && state.length() >= 2) {
-                    String stateClass = state.substring(0, 2);
-                    switch (stateClass) {
-                        case "08":
-                        case "40":
-                        case "53":
-                        case "57":
-                            return false;
-                        case "22":
-                        case "23":
-                            dataFailure = true;
-                            break;
-                        default:
-                            break;
-                    }
+                if (state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("53300"))) {
+                    return true;
                 }
                 if (sqlException.getNextException() != null) {
                     pending.add(sqlException.getNextException());
                 }
-            } else if (t instanceof ConcurrencyException || t instanceof AggregateStreamCreationException
-                    || t instanceof SerializationException) {
-                dataFailure = true;
             }
             if (t.getCause() != null) {
                 pending.add(t.getCause());
             }
+            for (Throwable suppressed : t.getSuppressed()) {
+                pending.add(suppressed);
+            }
         }
-        return dataFailure;
+        return false;
     }
 }

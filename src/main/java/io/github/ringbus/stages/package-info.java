@@ -2,6 +2,11 @@
  * The pipeline: one LMAX Disruptor ring of preallocated {@link io.github.ringbus.stages.CommandSlot}s and the stages
  * that pass over it, each stage one thread (the handle stage one thread per segment), wired in
  * {@link io.github.ringbus.stages.Pipeline}.
+ * The default ({@link io.github.ringbus.bus.PublishMode#IN_TRANSACTION}):
+ * <pre>
+ *   dispatch --&gt; preload --&gt; handle --&gt; store (append + subscribers, one transaction) --&gt; complete --&gt; callback
+ * </pre>
+ * With {@link io.github.ringbus.bus.PublishMode#PARALLEL}:
  * <pre>
  *                                   +--&gt; store ----+
  *   dispatch --&gt; preload --&gt; handle +              +--&gt; complete --&gt; callback

@@ -9,6 +9,7 @@ import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.common.Registration;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.TrackedEventMessage;
 import org.axonframework.eventsourcing.EventSourcingHandler;
@@ -19,6 +20,7 @@ import org.axonframework.messaging.MessageHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -111,6 +113,54 @@ final class BehaviourRing implements AutoCloseable {
     }
 
     /**
+     * Dispatches the commands so that the store stage takes them as one batch: the append of the gate command (a
+     * command of its own, which must store events) is held in the engine until every one of the commands was handled,
+     * and the handle stage has had a moment to publish its progress. Returns the commands' callbacks, in order; the
+     * gate command must succeed.
+     */
+    List<Outcome> sendAsOneBatch(Object gate, Object... commands) throws InterruptedException {
+        return sendAsOneBatch(gate, () -> {
+        }, commands);
+    }
+
+    /** As {@link #sendAsOneBatch(Object, Object...)}, running {@code whileGateHeld} once the gate's append is held. */
+    List<Outcome> sendAsOneBatch(Object gate, Runnable whileGateHeld, Object... commands)
+            throws InterruptedException {
+        AtomicInteger handled = new AtomicInteger();
+        Registration counting = bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            try {
+                return chain.proceed();
+            } finally {
+                handled.incrementAndGet();
+            }
+        });
+        try {
+            FaultyStorageEngine.HeldAppend held = engine.holdNextAppend();
+            Outcome gateOutcome = send(gate);
+            held.awaitStarted();
+            whileGateHeld.run();
+            List<Outcome> outcomes = new ArrayList<>();
+            for (Object command : commands) {
+                outcomes.add(send(command));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (handled.get() < commands.length + 1) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("only " + handled.get() + " of " + (commands.length + 1) + " handled");
+                }
+                Thread.sleep(1);
+            }
+            // The handle stage publishes its progress right after its last handler returned.
+            Thread.sleep(250);
+            held.release();
+            gateOutcome.awaitSuccess();
+            return outcomes;
+        } finally {
+            counting.cancel();
+        }
+    }
+
+    /**
      * Asserts that nothing is blocked or broken: a fresh account can be opened and a deposit on it returns its
      * balance.
      */
@@ -169,6 +219,11 @@ final class BehaviourRing implements AutoCloseable {
     }
 
     // --- plain handlers that block -----------------------------------------------------------------------------------
+
+    /** A command with the given name and payload, for a handler subscribed under that name. */
+    static CommandMessage<Object> namedCommand(String name, Object payload) {
+        return new GenericCommandMessage<>(new GenericMessage<>(payload), name);
+    }
 
     /** A command for the handler subscribed under {@link #BLOCK}. */
     static CommandMessage<Object> blockCommand(Object payload) {

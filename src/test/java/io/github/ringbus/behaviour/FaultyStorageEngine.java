@@ -10,6 +10,7 @@ import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.modelling.command.ConcurrencyException;
 
+import java.sql.SQLTransientConnectionException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -34,7 +35,13 @@ import java.util.stream.Stream;
  * {@link #INJECTED} and lists the refused payloads. A third kind of fault stands for a conflict in the data of one
  * command, as a database's unique key on (aggregate, sequence number) would report it: every append that contains a
  * {@link #conflictOn conflicting payload} fails with Axon's {@link ConcurrencyException}, and appends without it
- * succeed. Everything else is the in-memory engine's own behaviour.
+ * succeed. A fourth stands for a value the store refuses for a reason it does not explain as a conflict (a column too
+ * short, a constraint the bus does not know, a bug of the engine): every append that contains a
+ * {@linkplain #refuse refused payload} fails with a plain {@link IllegalArgumentException}. And a fifth stands for a
+ * store that cannot be reached: {@link #failNextAppendUnreachable()} fails the next append with an
+ * {@link EventStoreException} caused by a {@link SQLTransientConnectionException}. Everything else is the in-memory
+ * engine's own behaviour. The engine records the thread of every append call that stored something
+ * ({@link #storingThreads()}).
  */
 final class FaultyStorageEngine implements EventStorageEngine {
 
@@ -44,6 +51,8 @@ final class FaultyStorageEngine implements EventStorageEngine {
     private final Queue<Planned> plan = new ConcurrentLinkedQueue<>();
     private final Queue<HeldAppend> everHeld = new ConcurrentLinkedQueue<>();
     private final Set<Object> conflicting = ConcurrentHashMap.newKeySet();
+    private final Set<Object> refused = ConcurrentHashMap.newKeySet();
+    private final Queue<String> storingThreads = new ConcurrentLinkedQueue<>();
     private volatile boolean failing;
 
     /** While on, every append fails at once. */
@@ -53,7 +62,7 @@ final class FaultyStorageEngine implements EventStorageEngine {
 
     /** Plans the next unplanned append call to fail at once. */
     void failNextAppend() {
-        plan.add(new Planned(null, true));
+        plan.add(new Planned(null, true, false));
     }
 
     /**
@@ -63,7 +72,7 @@ final class FaultyStorageEngine implements EventStorageEngine {
     HeldAppend holdNextAppend() {
         HeldAppend held = new HeldAppend();
         everHeld.add(held);
-        plan.add(new Planned(held, false));
+        plan.add(new Planned(held, false, false));
         return held;
     }
 
@@ -71,13 +80,31 @@ final class FaultyStorageEngine implements EventStorageEngine {
     HeldAppend holdAndFailNextAppend() {
         HeldAppend held = new HeldAppend();
         everHeld.add(held);
-        plan.add(new Planned(held, true));
+        plan.add(new Planned(held, true, false));
         return held;
     }
 
     /** From now on every append that contains an event with this payload fails with a ConcurrencyException. */
     void conflictOn(Object payload) {
         conflicting.add(payload);
+    }
+
+    /**
+     * From now on every append that contains an event with this payload fails with an
+     * {@link IllegalArgumentException}: a failure that says nothing about conflicts or connections.
+     */
+    void refuse(Object payload) {
+        refused.add(payload);
+    }
+
+    /** Plans the next unplanned append call to fail as a store that cannot be reached would. */
+    void failNextAppendUnreachable() {
+        plan.add(new Planned(null, true, true));
+    }
+
+    /** The names of the threads of the append calls that stored events, in order. */
+    List<String> storingThreads() {
+        return List.copyOf(storingThreads);
     }
 
     /** Releases every held append, so that a test that failed half-way leaves no store thread stuck. */
@@ -92,6 +119,10 @@ final class FaultyStorageEngine implements EventStorageEngine {
             planned.held.started.countDown();
             planned.held.awaitRelease();
         }
+        if (planned != null && planned.unreachable) {
+            throw new EventStoreException(INJECTED + ": store unreachable, append of " + describe(events) + " refused",
+                                          new SQLTransientConnectionException("injected: connection refused", "08001"));
+        }
         if ((planned != null && planned.fail) || failing) {
             throw new EventStoreException(INJECTED + ": append of " + describe(events) + " refused");
         }
@@ -101,7 +132,14 @@ final class FaultyStorageEngine implements EventStorageEngine {
                                                        + describe(events));
             }
         }
+        for (EventMessage<?> event : events) {
+            if (refused.contains(event.getPayload())) {
+                throw new IllegalArgumentException(INJECTED + ": value refused: " + event.getPayload()
+                                                           + " in append of " + describe(events));
+            }
+        }
         delegate.appendEvents(events);
+        storingThreads.add(Thread.currentThread().getName());
     }
 
     private static String describe(List<? extends EventMessage<?>> events) {
@@ -148,7 +186,7 @@ final class FaultyStorageEngine implements EventStorageEngine {
         return delegate.createTokenAt(dateTime);
     }
 
-    private record Planned(HeldAppend held, boolean fail) {
+    private record Planned(HeldAppend held, boolean fail, boolean unreachable) {
     }
 
     /** An append call that is held inside the storage engine until the test releases it. */

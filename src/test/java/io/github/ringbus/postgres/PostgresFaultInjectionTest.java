@@ -18,6 +18,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -186,6 +187,59 @@ class PostgresFaultInjectionTest extends OnPostgres {
             assertThat(next.isExceptional()).as("%s", next.optionalExceptionResult()).isFalse();
             assertThat(next.getPayload()).isEqualTo(1010L);
             assertThat(PostgresRing.storedDeposits(server, "cv-b")).containsExactly(1000L, 10L);
+        }
+    }
+
+    /**
+     * A failure the store stage cannot explain as a conflict (here a trigger of the database that refuses some rows
+     * with RAISE EXCEPTION, SQLState P0001) fails only the commands whose events the database refuses: 2 of 10 in
+     * one batch; the other 8 are stored.
+     */
+    @Test
+    void rowsATriggerRefusesFailOnlyTheirOwnCommandsOfTheBatch() throws Exception {
+        Faults faults = new Faults();
+        try (Connection admin = server.connect(); Statement statement = admin.createStatement()) {
+            statement.execute("CREATE FUNCTION refuse_rows() RETURNS trigger AS $$ BEGIN "
+                                      + "RAISE EXCEPTION 'rows of % are refused', NEW.aggregateIdentifier; END $$ "
+                                      + "LANGUAGE plpgsql");
+            statement.execute("CREATE TRIGGER refuse_rows BEFORE INSERT ON DomainEventEntry FOR EACH ROW "
+                                      + "WHEN (NEW.aggregateIdentifier LIKE 'refuse-%') EXECUTE FUNCTION refuse_rows()");
+        }
+        try (PostgresRing ring = new PostgresRing(server, faults, b -> b.handlerThreads(1))) {
+            ring.sendAndWait(new Open("tr-gate"));
+            List<Object> commands = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                ring.sendAndWait(new Open("tr-" + i));
+                commands.add(new Deposit("tr-" + i, i + 1));
+                if (i == 2 || i == 5) {
+                    commands.add(new Open("refuse-" + i));
+                }
+            }
+
+            List<CompletableFuture<CommandResultMessage<Object>>> results =
+                    dispatchAsOneBatch(ring, faults, "tr-gate", commands.toArray());
+
+            int failed = 0;
+            for (int c = 0; c < commands.size(); c++) {
+                if (commands.get(c) instanceof Open open) {
+                    Throwable refused = failureOf(results.get(c));
+                    assertThat(hasCause(refused, SQLException.class)).as("%s", refused).isTrue();
+                    assertThat(refused).hasStackTraceContaining("rows of " + open.accountId() + " are refused");
+                    assertThat(PostgresRing.readFresh(server, open.accountId())).isEmpty();
+                    failed++;
+                } else {
+                    assertSucceeded(results.get(c));
+                }
+            }
+            assertThat(failed).isEqualTo(2);
+            for (int i = 0; i < 8; i++) {
+                assertThat(PostgresRing.storedDeposits(server, "tr-" + i)).containsExactly((long) i + 1);
+            }
+        } finally {
+            try (Connection admin = server.connect(); Statement statement = admin.createStatement()) {
+                statement.execute("DROP TRIGGER refuse_rows ON DomainEventEntry");
+                statement.execute("DROP FUNCTION refuse_rows()");
+            }
         }
     }
 
