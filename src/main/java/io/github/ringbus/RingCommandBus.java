@@ -388,8 +388,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      */
     public <A> RingRepository<A> registerAggregate(Class<A> aggregateType) {
         AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
-        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model), null,
-                                                        commandTargetResolver);
+        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model),
+                                                        routes.repositories(), commandTargetResolver);
         AggregateAnnotationCommandHandler.<A>builder()
                                          .aggregateType(aggregateType)
                                          .aggregateModel(model)

@@ -12,12 +12,14 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.messaging.Message;
+import org.axonframework.messaging.Scope;
 import org.axonframework.messaging.ScopeDescriptor;
 import org.axonframework.messaging.annotation.MessageHandlingMember;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.axonframework.modelling.command.Aggregate;
 import org.axonframework.modelling.command.AggregateCreationPolicy;
+import org.axonframework.modelling.command.AggregateLifecycle;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.AggregateScopeDescriptor;
 import org.axonframework.modelling.command.AggregateStreamCreationException;
@@ -237,6 +239,9 @@ public final class RingRepository<T> implements Repository<T> {
     @Override
     public Aggregate<T> newInstance(Callable<T> factoryMethod, Consumer<Aggregate<T>> initMethod) throws Exception {
         CommandSlot slot = currentSlot();
+        if (calledByALiveAggregate()) {
+            return createAlongside(slot, factoryMethod, initMethod);
+        }
         AggregateHolder<T> holder = ownHolder(slot);
         if (holder == null) {
             // A creation command that names no target: the identifier is known once the aggregate exists.
@@ -261,6 +266,40 @@ public final class RingRepository<T> implements Repository<T> {
         }
         holder.created(aggregate);
         return aggregate;
+    }
+
+    /**
+     * {@code AggregateLifecycle.createNew} from the handler of another aggregate (of this type or another): creates
+     * the aggregate on the handler's thread, and its events join the command's in the slot, so they are stored in the
+     * command's batch and transaction, after the events the handler applied before, and vanish if the command fails.
+     * The new aggregate is not put in the cache, which only the preload stage touches: its first command reads it
+     * from the store, where it is once the creating command has completed. A duplicate identifier is refused by the
+     * storage engine's unique constraint (JDBC, JPA), as for any creation.
+     */
+    private Aggregate<T> createAlongside(CommandSlot slot, Callable<T> factoryMethod,
+                                         Consumer<Aggregate<T>> initMethod) throws Exception {
+        AggregateHolder<T> holder = new AggregateHolder<>(this, null);
+        holder.bind(slot);
+        EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
+                factoryMethod, model, holder.sink(), repositoryProvider,
+                snapshotTriggerDefinition.prepareTrigger(aggregateType)
+        );
+        initMethod.accept(aggregate);
+        holder.created(aggregate);
+        return aggregate;
+    }
+
+    /**
+     * True when an aggregate's handler is running on this thread: the repository is then asked for a new aggregate
+     * by {@code AggregateLifecycle.createNew}, not by a creation command's handler (which calls the repository
+     * before any aggregate exists).
+     */
+    private static boolean calledByALiveAggregate() {
+        try {
+            return Scope.getCurrentScope() instanceof AggregateLifecycle;
+        } catch (IllegalStateException noScope) {
+            return false;
+        }
     }
 
     @Override

@@ -5,6 +5,8 @@ import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
 import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.modelling.command.RepositoryProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,6 +83,28 @@ public final class CommandRoutes {
             }
             aggregateRoutes.put(command.getKey(), route);
         }
+    }
+
+    /**
+     * The repositories registered here, for aggregates that create others ({@code AggregateLifecycle.createNew})
+     * when no Axon configuration provides repositories.
+     *
+     * @return a provider of the ring repository of a registered aggregate type (or of its polymorphic root), or
+     * null for a type no ring repository handles
+     */
+    public RepositoryProvider repositories() {
+        return new RepositoryProvider() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public <T> Repository<T> repositoryFor(Class<T> aggregateType) {
+                for (AggregateRoute route : aggregateRoutes.values()) {
+                    if (route.repository().aggregateType().isAssignableFrom(aggregateType)) {
+                        return (Repository<T>) route.repository();
+                    }
+                }
+                return null;
+            }
+        };
     }
 
     /**
