@@ -389,14 +389,31 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration,
                                                   SnapshotTriggerDefinition snapshotTrigger) {
+        return createRepository(aggregateType, aggregateFactory, configuration, snapshotTrigger, null);
+    }
+
+    /**
+     * As {@link #createRepository(Class, AggregateFactory, Configuration, SnapshotTriggerDefinition)}, for an
+     * aggregate with a command target resolver of its own ({@code AggregateConfigurer.configureCommandTargetResolver},
+     * Spring's {@code @Aggregate(commandTargetResolver = ...)}).
+     *
+     * @param targetResolver the resolver the aggregate's command handler uses, so that the preload stage finds the
+     *                       same target; null for the configuration's (or the bus's)
+     */
+    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  Configuration configuration,
+                                                  SnapshotTriggerDefinition snapshotTrigger,
+                                                  CommandTargetResolver targetResolver) {
         AggregateModel<A> model = configuration.getComponent(
                 AggregateMetaModelFactory.class,
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
                                                              configuration.handlerDefinition(aggregateType))
         ).createModel(aggregateType);
-        CommandTargetResolver targetResolver = configuration.getComponent(
-                CommandTargetResolver.class, () -> commandTargetResolver);
-        return createRepository(model, aggregateFactory, configuration::repository, targetResolver, snapshotTrigger);
+        CommandTargetResolver resolver = targetResolver != null
+                ? targetResolver
+                : configuration.getComponent(CommandTargetResolver.class, () -> commandTargetResolver);
+        return createRepository(model, aggregateFactory, configuration::repository, resolver, snapshotTrigger);
     }
 
     /**
