@@ -47,6 +47,7 @@ import org.axonframework.modelling.command.inspection.AggregateModel;
 import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
 import org.axonframework.monitoring.MessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitor;
+import org.axonframework.monitoring.NoOpMessageMonitorCallback;
 import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.SleepingWaitStrategy;
@@ -265,6 +266,25 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return sequence;
     }
 
+    /**
+     * Puts a message for an aggregate that is no command (a deadline, see {@link RingRepository#send}) in the ring:
+     * as a dispatch, but without the dispatch interceptors, the message monitor and a dispatch span.
+     */
+    private void deliver(CommandMessage<?> delivery, CommandCallback<Object, Object> callback) {
+        if (!gate.enter()) {
+            refuse(delivery, callback, state);
+            return;
+        }
+        try {
+            long sequence = claim(delivery, callback);
+            if (sequence >= 0) {
+                pipeline.publish(sequence, delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
+            }
+        } finally {
+            gate.exit();
+        }
+    }
+
     private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current) {
         RuntimeException refusal = current == State.NEW
                 ? new IllegalStateException("RingCommandBus has not been started; command ["
@@ -341,6 +361,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         RingRepository<A> repository = new RingRepository<>(
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
                 cacheSize, pipeline::completedSequence, targetResolver);
+        repository.deliverThrough(this::deliver);
         routes.register(repository);
         return repository;
     }
@@ -368,14 +389,31 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration,
                                                   SnapshotTriggerDefinition snapshotTrigger) {
+        return createRepository(aggregateType, aggregateFactory, configuration, snapshotTrigger, null);
+    }
+
+    /**
+     * As {@link #createRepository(Class, AggregateFactory, Configuration, SnapshotTriggerDefinition)}, for an
+     * aggregate with a command target resolver of its own ({@code AggregateConfigurer.configureCommandTargetResolver},
+     * Spring's {@code @Aggregate(commandTargetResolver = ...)}).
+     *
+     * @param targetResolver the resolver the aggregate's command handler uses, so that the preload stage finds the
+     *                       same target; null for the configuration's (or the bus's)
+     */
+    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+                                                  AggregateFactory<A> aggregateFactory,
+                                                  Configuration configuration,
+                                                  SnapshotTriggerDefinition snapshotTrigger,
+                                                  CommandTargetResolver targetResolver) {
         AggregateModel<A> model = configuration.getComponent(
                 AggregateMetaModelFactory.class,
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
                                                              configuration.handlerDefinition(aggregateType))
         ).createModel(aggregateType);
-        CommandTargetResolver targetResolver = configuration.getComponent(
-                CommandTargetResolver.class, () -> commandTargetResolver);
-        return createRepository(model, aggregateFactory, configuration::repository, targetResolver, snapshotTrigger);
+        CommandTargetResolver resolver = targetResolver != null
+                ? targetResolver
+                : configuration.getComponent(CommandTargetResolver.class, () -> commandTargetResolver);
+        return createRepository(model, aggregateFactory, configuration::repository, resolver, snapshotTrigger);
     }
 
     /**

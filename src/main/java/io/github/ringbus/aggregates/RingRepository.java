@@ -1,7 +1,11 @@
 package io.github.ringbus.aggregates;
 
 import io.github.ringbus.stages.CommandSlot;
+import io.github.ringbus.stages.Pipeline;
 import io.github.ringbus.stages.SlotUnitOfWork;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.callbacks.FutureCallback;
 import org.axonframework.commandhandling.CommandMessageHandlingMember;
 import org.axonframework.eventsourcing.AggregateDeletedException;
 import org.axonframework.eventsourcing.AggregateFactory;
@@ -15,6 +19,7 @@ import org.axonframework.messaging.Message;
 import org.axonframework.messaging.Scope;
 import org.axonframework.messaging.ScopeDescriptor;
 import org.axonframework.messaging.annotation.MessageHandlingMember;
+import org.axonframework.messaging.MetaData;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.axonframework.modelling.command.Aggregate;
@@ -27,6 +32,7 @@ import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.ConflictingAggregateVersionException;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import org.axonframework.modelling.command.inspection.AggregateModel;
 import org.axonframework.modelling.command.inspection.CreationPolicyMember;
 
@@ -36,8 +42,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The repository of one event-sourced aggregate type whose commands run through a
@@ -49,10 +58,17 @@ import java.util.function.LongSupplier;
  * {@code loadOrCreate} run on a handle stage's thread, inside the command's Unit of Work, and only for the aggregate
  * the command targets. Loading any other aggregate from inside a handler fails with an {@link IllegalStateException}:
  * ringbus routes each command to the thread that owns its target aggregate and no other.
+ * <p>
+ * <b>Messages outside commands.</b> {@link #send} (how a deadline manager delivers a deadline to an aggregate) puts
+ * the message in the ring like a command for the aggregate and waits for it on the caller's thread: the aggregate
+ * handles it on its handler thread, in ring order with its commands, and the events it applies are stored by the
+ * store stage. See {@link MessageDelivery}.
  *
  * @param <T> the aggregate root type
  */
 public final class RingRepository<T> implements Repository<T> {
+
+    private static final Logger logger = LoggerFactory.getLogger(RingRepository.class);
 
     private final Class<T> aggregateType;
     private final AggregateModel<T> model;
@@ -64,6 +80,11 @@ public final class RingRepository<T> implements Repository<T> {
     private final Map<String, Boolean> createsAggregateByCommandName;
     private final CommandTargetResolver targetResolver;
     private final InstanceCommandInvoker<T> instanceCommands;
+    /** The preload stage's resolver: the aggregate's own, and the target of a {@link MessageDelivery}. */
+    private final CommandTargetResolver preloadTargetResolver;
+    private final MessageDelivery delivery;
+    /** Puts a delivery in the ring; set by the bus that created this repository. */
+    private volatile BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring;
 
     /**
      * @param model                     the aggregate's model (its command and event sourcing handlers)
@@ -93,13 +114,36 @@ public final class RingRepository<T> implements Repository<T> {
         this.createsAggregateByCommandName = Collections.unmodifiableMap(commandNames(model));
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
         this.instanceCommands = new InstanceCommandInvoker<>(model);
+        this.preloadTargetResolver = command -> command instanceof MessageDelivery.Command
+                ? new VersionedAggregateIdentifier(((MessageDelivery.Command) command).target(), null)
+                : this.targetResolver.resolveTarget(command);
+        this.delivery = new MessageDelivery(this);
     }
 
     /**
-     * @return the resolver that finds this aggregate type's commands' targets
+     * @return the resolver that finds the targets of this aggregate type's commands (the aggregate's own resolver),
+     * and of the messages {@link #send} puts in the ring
      */
     public CommandTargetResolver targetResolver() {
-        return targetResolver;
+        return preloadTargetResolver;
+    }
+
+    /**
+     * @return the ring's handler of the messages {@link #send} delivers to this type's aggregates; the bus routes
+     * its {@link MessageDelivery#commandName()} to this repository
+     */
+    public MessageDelivery delivery() {
+        return delivery;
+    }
+
+    /**
+     * Connects {@link #send} to the ring: called once by the bus that created this repository.
+     *
+     * @param ring puts an internal command in the ring (without dispatch interceptors) and calls the callback when
+     *             it completed
+     */
+    public void deliverThrough(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring) {
+        this.ring = Objects.requireNonNull(ring, "ring");
     }
 
     private static <T> Map<String, Boolean> commandNames(AggregateModel<T> model) {
@@ -312,20 +356,78 @@ public final class RingRepository<T> implements Repository<T> {
     }
 
     /**
-     * Not supported: messages for an aggregate (deadlines) arrive outside the ring, on threads that do not own the
-     * aggregate. Always throws.
+     * Delivers a message (a deadline) to the aggregate the scope names, as Axon's repositories do: the aggregate
+     * handles it inside its own scope, and nothing happens when the scope is not one of this type's aggregates.
+     * <p>
+     * The message goes through the ring like a command for the aggregate: preloaded, handled on the handler thread
+     * that owns the aggregate, in ring order with its commands (never beside them), its events stored by the store
+     * stage. The caller's thread waits until it completed. The aggregate's failure is thrown here, so the deadline
+     * manager reports it (and retries, if it does) as with Axon's repositories, and the events the aggregate applied
+     * are discarded on any exception. An aggregate that does not exist or was deleted is skipped with a debug log, as
+     * Axon's repositories do. The ring's command dispatch and handler interceptors and its message monitor do not
+     * see the message; the correlation data of the caller's Unit of Work (the deadline manager's, with its handler
+     * interceptors) is given to the events the aggregate applies.
+     *
+     * @throws IllegalStateException when called on a ringbus pipeline thread, which would wait for itself, or before
+     *                               the repository was connected to a bus
+     * @throws Exception             the aggregate's failure, or the ring's (full, shut down, not started)
      */
     @Override
-    public void send(Message<?> message, ScopeDescriptor scopeDescription) {
-        throw new UnsupportedOperationException(
-                "ringbus aggregates of type [" + aggregateType.getName() + "] cannot receive messages outside a "
-                        + "command (deadlines are not supported yet)");
+    public void send(Message<?> message, ScopeDescriptor scopeDescription) throws Exception {
+        if (!canResolve(scopeDescription)) {
+            return;
+        }
+        String identifier = String.valueOf(((AggregateScopeDescriptor) scopeDescription).getIdentifier());
+        if (Pipeline.isPipelineThread()) {
+            throw new IllegalStateException(
+                    "A message for aggregate [" + aggregateType.getSimpleName() + "] with identifier [" + identifier
+                            + "] was sent from ringbus pipeline thread [" + Thread.currentThread().getName()
+                            + "], which cannot wait for the ring it serves; send it from another thread (a deadline "
+                            + "manager's own threads)");
+        }
+        BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> target = ring;
+        if (target == null) {
+            throw new IllegalStateException("The ringbus repository of [" + aggregateType.getSimpleName()
+                                                    + "] is not connected to a RingCommandBus");
+        }
+        FutureCallback<Object, Object> completion = new FutureCallback<>();
+        target.accept(delivery.command(message, identifier, CurrentUnitOfWork.correlationData()), completion);
+        CommandResultMessage<?> result = completion.getResult();
+        if (!result.isExceptional()) {
+            return;
+        }
+        Throwable failure = result.exceptionResult();
+        if (failure instanceof AggregateNotFoundException) {
+            logger.debug("Aggregate [{}] with identifier [{}] was not found or is deleted: message [{}] is not "
+                                 + "handled", aggregateType.getSimpleName(), identifier, message);
+            return;
+        }
+        if (failure instanceof Exception) {
+            throw (Exception) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        throw new IllegalStateException(failure);
     }
 
+    /** Runs a delivered message on its aggregate, on the handle stage's thread (see {@link MessageDelivery}). */
+    Object deliver(String identifier, Message<?> message) throws Exception {
+        return checkedForCommand(identifier, targetOfCurrentCommand(identifier).aggregate(), null).handle(message);
+    }
+
+    /**
+     * As Axon's repositories: a scope of an aggregate whose type is the simple name, or the declared type, of this
+     * aggregate type or one of its subtypes.
+     */
     @Override
     public boolean canResolve(ScopeDescriptor scopeDescription) {
-        return scopeDescription instanceof AggregateScopeDescriptor
-                && Objects.equals(model.type(), ((AggregateScopeDescriptor) scopeDescription).getType());
+        if (!(scopeDescription instanceof AggregateScopeDescriptor)) {
+            return false;
+        }
+        String type = ((AggregateScopeDescriptor) scopeDescription).getType();
+        return model.types().anyMatch(t -> t.getSimpleName().equals(type)
+                || model.declaredType(t).map(type::equals).orElse(false));
     }
 
     private AggregateHolder<T> targetOfCurrentCommand(String aggregateIdentifier) {

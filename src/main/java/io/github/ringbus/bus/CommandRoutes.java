@@ -67,7 +67,8 @@ public final class CommandRoutes {
     }
 
     /**
-     * Routes every command the repository's aggregate type handles to that repository.
+     * Routes every command the repository's aggregate type handles to that repository, and the messages its
+     * {@code send} delivers to its aggregates (see {@link io.github.ringbus.aggregates.MessageDelivery}).
      *
      * @throws AxonConfigurationException when another aggregate type already handles one of its commands
      */
@@ -83,6 +84,9 @@ public final class CommandRoutes {
             }
             aggregateRoutes.put(command.getKey(), route);
         }
+        // Messages sent to the aggregates outside a command (deadlines) go through the ring as internal commands.
+        aggregateRoutes.put(repository.delivery().commandName(), new AggregateRoute(repository, false));
+        handlers.put(repository.delivery().commandName(), repository.delivery());
     }
 
     /**

@@ -18,7 +18,10 @@ import java.lang.annotation.Annotation;
  * Axon finds this module through {@code META-INF/services/org.axonframework.config.ConfigurerModule}. When the
  * configuration is built and its command bus is a {@link RingCommandBus} (or a distributed bus whose local segment is
  * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
- * default {@code EventSourcingRepository}. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
+ * default {@code EventSourcingRepository}, with the aggregate's own snapshot trigger and command target resolver;
+ * a cache, or a lock factory other than Axon's in-process ones, configured for it fails start-up (see
+ * {@link AggregateConfigurerSettings}). An aggregate configured with a repository of its own keeps it and runs as
+ * an ordinary handler. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
  * configured with and run as ordinary handlers on the handler threads. With any other command bus this module does
  * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
  * once per command class).
@@ -52,8 +55,19 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
             logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
             return;
         }
-        aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c,
-                                                                 AggregateSnapshotTrigger.of(aggregate)));
+        if (AggregateConfigurerSettings.hasOwnRepository(aggregate)) {
+            logger.info("Aggregate [{}] is configured with a repository of its own: it keeps it, and its commands run "
+                                + "as plain handlers on the ring's handler threads, whose Units of Work commit on "
+                                + "another thread than the handler's: the repository must not use thread-bound "
+                                + "locks (give it NullLockFactory)", type.getName());
+            return;
+        }
+        aggregate.configureRepository(c -> {
+            AggregateConfigurerSettings.requireRingCompatible(aggregate);
+            return ring.createRepository(type, aggregate.aggregateFactory(), c,
+                                         AggregateConfigurerSettings.snapshotTrigger(aggregate),
+                                         AggregateConfigurerSettings.commandTargetResolver(aggregate));
+        });
     }
 
     /**

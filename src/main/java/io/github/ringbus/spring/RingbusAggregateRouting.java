@@ -1,7 +1,7 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.config.AggregateSnapshotTrigger;
+import io.github.ringbus.config.AggregateConfigurerSettings;
 import io.github.ringbus.config.RingbusConfigurerModule;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.config.AggregateConfigurer;
@@ -82,10 +82,13 @@ public class RingbusAggregateRouting implements ConfigurerModule {
             return;
         }
         logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);
-        aggregate.configureRepository(
-                c -> beanFactory.getBean(busName, RingCommandBus.class)
-                                .createRepository(type, aggregate.aggregateFactory(), c,
-                                                  AggregateSnapshotTrigger.of(aggregate)));
+        aggregate.configureRepository(c -> {
+            AggregateConfigurerSettings.requireRingCompatible(aggregate);
+            return beanFactory.getBean(busName, RingCommandBus.class)
+                              .createRepository(type, aggregate.aggregateFactory(), c,
+                                                AggregateConfigurerSettings.snapshotTrigger(aggregate),
+                                                AggregateConfigurerSettings.commandTargetResolver(aggregate));
+        });
     }
 
     /** The name of the one RingCommandBus bean, found without creating any bean; null if there is none. */

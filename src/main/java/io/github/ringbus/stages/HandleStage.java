@@ -1,6 +1,7 @@
 package io.github.ringbus.stages;
 
 import io.github.ringbus.aggregates.AggregateHolder;
+import io.github.ringbus.aggregates.MessageDelivery;
 import io.github.ringbus.events.RingEventStore;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
@@ -60,7 +61,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 return;
             }
         }
-        if (spanFactory == null) {
+        if (spanFactory == null || slot.handler instanceof MessageDelivery) {
             handle(slot);
         } else {
             Span span = spanFactory.createHandleCommandSpan(slot.command, false).start();
@@ -84,14 +85,17 @@ final class HandleStage implements EventHandler<CommandSlot> {
         try {
             MessageHandler<? super CommandMessage<?>> handler =
                     slot.invokeAggregateDirectly ? slot.holder.commandHandler() : slot.handler;
-            Object result = interceptors.isEmpty()
+            // A message delivered to an aggregate outside a command (a deadline) is no command: the ring's command
+            // handler interceptors do not see it (the deadline manager ran its own).
+            Object result = interceptors.isEmpty() || handler instanceof MessageDelivery
                     ? handler.handle(unitOfWork.getMessage())
                     : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
             slot.result = result;
             unitOfWork.recordResult(result);
         } catch (Throwable failure) {
             slot.handlerFailure = failure;
-            if (rollbackConfiguration.rollBackOn(failure)) {
+            // A delivered message's events are discarded on any failure, as in the deadline manager's Unit of Work.
+            if (rollbackConfiguration.rollBackOn(failure) || slot.handler instanceof MessageDelivery) {
                 rollBack(slot, failure);
                 return;
             }

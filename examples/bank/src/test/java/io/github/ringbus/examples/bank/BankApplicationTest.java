@@ -4,6 +4,7 @@ import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.examples.bank.account.AccountCommands.DepositMoney;
 import io.github.ringbus.examples.bank.account.AccountCommands.OpenAccount;
 import io.github.ringbus.examples.bank.account.AccountCommands.WithdrawMoney;
+import io.github.ringbus.examples.bank.account.AccountEvents.AccountFlaggedUnfunded;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountOpened;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyDeposited;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyWithdrawn;
@@ -38,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The application as it runs, on an embedded PostgreSQL server: commands from several threads at once, then the
  * events in PostgreSQL, the balances the aggregates and the read model arrive at, and the business rule.
  */
-@SpringBootTest
+@SpringBootTest(properties = "bank.funding-window=2s")
 class BankApplicationTest {
 
     private static final int ACCOUNTS = 20;
@@ -131,6 +132,32 @@ class BankApplicationTest {
         assertThat(meters.get("ringbus.commands.failed").tag("exception", "InsufficientFundsException")
                          .counter().count()).isGreaterThanOrEqualTo(1);
         assertThat(meters.get("ringbus.store.batch.events").summary().count()).isPositive();
+    }
+
+    @Test
+    void anAccountWithoutADepositWithinTheFundingWindowIsFlaggedByItsDeadline() throws Exception {
+        String run = Long.toString(System.nanoTime(), 36);
+        String unfunded = "unfunded-" + run;
+        String funded = "funded-" + run;
+        commands.sendAndWait(new OpenAccount(unfunded, "owner"));
+        commands.sendAndWait(new OpenAccount(funded, "owner"));
+        commands.sendAndWait(new DepositMoney(funded, 5));
+
+        // The deadline (2 s here) comes back to the account through ringbus and its event is stored in PostgreSQL.
+        List<Object> events = eventually(() -> Optional.of(payloads(unfunded)).filter(e -> e.size() == 2));
+        assertThat(events).containsExactly(new AccountOpened(unfunded, "owner"), new AccountFlaggedUnfunded(unfunded));
+
+        // Later commands see the account as the deadline left it, and come after its event.
+        assertThat((Long) commands.sendAndWait(new DepositMoney(unfunded, 3))).isEqualTo(3);
+        assertThat(payloads(unfunded)).hasSize(3).last().isEqualTo(new MoneyDeposited(unfunded, 3));
+
+        // The funded account's deadline fired too, and changed nothing.
+        Thread.sleep(500);
+        assertThat(payloads(funded)).containsExactly(new AccountOpened(funded, "owner"), new MoneyDeposited(funded, 5));
+    }
+
+    private List<Object> payloads(String accountId) {
+        return eventStore.readEvents(accountId).asStream().map(EventMessage::getPayload).collect(Collectors.toList());
     }
 
     private long storedEvents() {

@@ -6,7 +6,10 @@ import io.github.ringbus.examples.bank.account.AccountCommands.WithdrawMoney;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountOpened;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyDeposited;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyWithdrawn;
+import io.github.ringbus.examples.bank.account.AccountEvents.AccountFlaggedUnfunded;
 import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.deadline.DeadlineManager;
+import org.axonframework.deadline.annotation.DeadlineHandler;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.spring.stereotype.Aggregate;
@@ -17,7 +20,8 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * A bank account, an ordinary event-sourced Axon aggregate. With ringbus on the class path its commands run on the
  * ring's handler threads and its events are appended to PostgreSQL in batches by the store stage.
  * <p>
- * The business rule: the balance never goes below zero.
+ * The business rules: the balance never goes below zero; an account that receives no deposit within the funding
+ * window after it was opened is flagged as unfunded (a deadline, see {@link FundingDeadline}).
  */
 @Aggregate
 public class Account {
@@ -25,17 +29,26 @@ public class Account {
     @AggregateIdentifier
     private String accountId;
     private long balance;
+    private boolean funded;
 
     protected Account() {
         // For Axon: an empty account that its events are replayed on.
     }
 
     @CommandHandler
-    public Account(OpenAccount command) {
+    public Account(OpenAccount command, DeadlineManager deadlines, FundingDeadline.Window fundingWindow) {
         if (command.owner() == null || command.owner().isBlank()) {
             throw new IllegalArgumentException("An account needs an owner");
         }
         apply(new AccountOpened(command.accountId(), command.owner()));
+        deadlines.schedule(fundingWindow.duration(), FundingDeadline.NAME);
+    }
+
+    @DeadlineHandler(deadlineName = FundingDeadline.NAME)
+    void fundingWindowClosed() {
+        if (!funded) {
+            apply(new AccountFlaggedUnfunded(accountId));
+        }
     }
 
     @CommandHandler
@@ -69,6 +82,7 @@ public class Account {
     @EventSourcingHandler
     void on(MoneyDeposited event) {
         this.balance += event.amount();
+        this.funded = true;
     }
 
     @EventSourcingHandler

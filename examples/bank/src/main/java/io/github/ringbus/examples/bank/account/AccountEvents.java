@@ -14,4 +14,8 @@ public final class AccountEvents {
 
     public record MoneyWithdrawn(String accountId, long amount) {
     }
+
+    /** No deposit reached the account within the funding window after it was opened. */
+    public record AccountFlaggedUnfunded(String accountId) {
+    }
 }
