@@ -81,13 +81,19 @@ class DeadlineTest {
         return configuration;
     }
 
-    /** Records every deadline the deadline manager runs, with the failure it saw (what it logs), if any. */
+    /**
+     * Records every deadline the deadline manager runs, once its Unit of Work committed, or with the failure it saw
+     * (what it logs).
+     */
     private MessageHandlerInterceptor<DeadlineMessage<?>> recordOutcome() {
         return (unitOfWork, chain) -> {
             String name = unitOfWork.getMessage().getDeadlineName();
             try {
                 Object result = chain.proceed();
-                fired.add(new Fired(name, null, Thread.currentThread().getName()));
+                // After the commit: on Axon's own bus the deadline's events are appended when its Unit of Work
+                // commits, after this interceptor returns.
+                String thread = Thread.currentThread().getName();
+                unitOfWork.afterCommit(u -> fired.add(new Fired(name, null, thread)));
                 return result;
             } catch (Exception e) {
                 fired.add(new Fired(name, e, Thread.currentThread().getName()));
