@@ -63,6 +63,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final TransactionManager transactionManager;
     private final int maxBatchEvents;
     private final StoreBatchListener batchListener;
+    /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
+    private final boolean publishOneByOne;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -75,6 +77,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.transactionManager = transactionManager;
         this.maxBatchEvents = maxBatchEvents;
         this.batchListener = batchListener;
+        this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
     }
 
     @Override
@@ -237,6 +240,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private void append(List<EventMessage<?>> events) {
         if (splitStore != null) {
             splitStore.appendStaged(events);
+        } else if (publishOneByOne) {
+            OneByOnePublish.publish(eventStore, events);
         } else {
             eventStore.publish(events);
         }
