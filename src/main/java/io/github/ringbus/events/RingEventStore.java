@@ -6,6 +6,7 @@ import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
@@ -13,6 +14,7 @@ import org.axonframework.serialization.Serializer;
 import org.axonframework.monitoring.MessageMonitor;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +45,8 @@ public class RingEventStore extends EmbeddedEventStore {
     private volatile int dispatchInterceptorCount;
     /** The storage engine's event serializer, or null when it does not serialize (e.g. in memory). */
     private final Serializer eventSerializer;
+    /** True when a multi-event append could be seen out of index order by readers: append event by event. */
+    private final boolean appendOneByOne;
 
     /**
      * @param builder the settings; see {@link #builder()}
@@ -52,6 +56,21 @@ public class RingEventStore extends EmbeddedEventStore {
         this.eventSerializer = storageEngine() instanceof AbstractEventStorageEngine serializingEngine
                 ? serializingEngine.getEventSerializer()
                 : null;
+        this.appendOneByOne = appendsOutOfIndexOrder(storageEngine());
+    }
+
+    /**
+     * Whether the storage engine may make a multi-event append visible out of index order. Axon's
+     * {@link InMemoryEventStorageEngine} (4.13) puts the events of one append into its skip list from a
+     * {@code HashMap}, so a batch's higher indexes can land before its lower ones; a tracking stream reading at that
+     * moment moves past the lower ones and never returns to them. One event per append is always seen in order:
+     * appends are serialized and each takes the next index.
+     *
+     * @param engine a storage engine
+     * @return true for Axon's in-memory engine (and its subclasses)
+     */
+    public static boolean appendsOutOfIndexOrder(EventStorageEngine engine) {
+        return engine instanceof InMemoryEventStorageEngine;
     }
 
     /**
@@ -175,12 +194,21 @@ public class RingEventStore extends EmbeddedEventStore {
 
     /**
      * The store stage's append: writes the events to the storage engine, nothing else. Called outside any Unit of
-     * Work, within the store stage's transaction.
+     * Work, within the store stage's transaction. Readers (tracking processors) see the events in index order: on
+     * an engine that would not show a multi-event append in order ({@link #appendsOutOfIndexOrder}, Axon's in-memory
+     * engine), the events are appended one per call, in list order.
      *
      * @param events the events of a batch of commands
      */
     public void appendStaged(List<? extends EventMessage<?>> events) {
-        storageEngine().appendEvents(events);
+        if (appendOneByOne && events.size() > 1) {
+            // Only for the in-memory engine, which allocates far more per append than this singleton list.
+            for (int i = 0; i < events.size(); i++) {
+                storageEngine().appendEvents(Collections.singletonList(events.get(i)));
+            }
+        } else {
+            storageEngine().appendEvents(events);
+        }
     }
 
     /**

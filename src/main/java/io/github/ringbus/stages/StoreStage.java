@@ -71,6 +71,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean publishInTransaction;
     /** True when nothing can be rolled back: subscribers are then called before the append (see PublishMode). */
     private final boolean subscribersFirst;
+    /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
+    private final boolean publishOneByOne;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -91,6 +93,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.batchListener = batchListener;
         this.publishInTransaction = publishInTransaction && splitStore != null;
         this.subscribersFirst = transactionManager instanceof NoTransactionManager;
+        this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
     }
 
     @Override
@@ -303,6 +306,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private void append(List<EventMessage<?>> events) {
         if (splitStore != null) {
             splitStore.appendStaged(events);
+        } else if (publishOneByOne) {
+            OneByOnePublish.publish(eventStore, events);
         } else {
             eventStore.publish(events);
         }
