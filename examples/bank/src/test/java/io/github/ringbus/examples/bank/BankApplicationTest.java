@@ -3,11 +3,13 @@ package io.github.ringbus.examples.bank;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.examples.bank.account.AccountCommands.DepositMoney;
 import io.github.ringbus.examples.bank.account.AccountCommands.OpenAccount;
+import io.github.ringbus.examples.bank.account.AccountCommands.OpenSubAccount;
 import io.github.ringbus.examples.bank.account.AccountCommands.WithdrawMoney;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountFlaggedUnfunded;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountOpened;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyDeposited;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyWithdrawn;
+import io.github.ringbus.examples.bank.account.AccountEvents.SubAccountOpened;
 import io.github.ringbus.examples.bank.account.InsufficientFundsException;
 import io.github.ringbus.examples.bank.balance.BalanceProjection;
 import io.github.ringbus.examples.bank.balance.BalanceProjection.AccountBalance;
@@ -154,6 +156,28 @@ class BankApplicationTest {
         // The funded account's deadline fired too, and changed nothing.
         Thread.sleep(500);
         assertThat(payloads(funded)).containsExactly(new AccountOpened(funded, "owner"), new MoneyDeposited(funded, 5));
+    }
+
+    @Test
+    void anAccountOpensASubAccountThatIsAnAccountOfItsOwn() throws Exception {
+        String run = Long.toString(System.nanoTime(), 36);
+        String parent = "parent-" + run;
+        String sub = "sub-" + run;
+        commands.sendAndWait(new OpenAccount(parent, "owner"));
+
+        // The parent's handler creates the sub-account (AggregateLifecycle.createNew); its events are in PostgreSQL.
+        commands.sendAndWait(new OpenSubAccount(parent, sub));
+        assertThat(payloads(sub)).containsExactly(new AccountOpened(sub, "owner"), new SubAccountOpened(parent, sub));
+
+        // The sub-account takes commands of its own, and the read model knows it.
+        assertThat((Long) commands.sendAndWait(new DepositMoney(sub, 7))).isEqualTo(7);
+        assertThat(eventually(() -> balances.find(sub).filter(b -> b.balance() == 7)))
+                .isEqualTo(new AccountBalance(sub, "owner", 7));
+
+        // A refused creation stores nothing.
+        assertThatThrownBy(() -> commands.sendAndWait(new OpenSubAccount(parent, parent)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(payloads(parent)).containsExactly(new AccountOpened(parent, "owner"));
     }
 
     private List<Object> payloads(String accountId) {

@@ -2,10 +2,12 @@ package io.github.ringbus.examples.bank.account;
 
 import io.github.ringbus.examples.bank.account.AccountCommands.DepositMoney;
 import io.github.ringbus.examples.bank.account.AccountCommands.OpenAccount;
+import io.github.ringbus.examples.bank.account.AccountCommands.OpenSubAccount;
 import io.github.ringbus.examples.bank.account.AccountCommands.WithdrawMoney;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountOpened;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyDeposited;
 import io.github.ringbus.examples.bank.account.AccountEvents.MoneyWithdrawn;
+import io.github.ringbus.examples.bank.account.AccountEvents.SubAccountOpened;
 import io.github.ringbus.examples.bank.account.AccountEvents.AccountFlaggedUnfunded;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.deadline.DeadlineManager;
@@ -15,19 +17,23 @@ import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.spring.stereotype.Aggregate;
 
 import static org.axonframework.modelling.command.AggregateLifecycle.apply;
+import static org.axonframework.modelling.command.AggregateLifecycle.createNew;
 
 /**
  * A bank account, an ordinary event-sourced Axon aggregate. With ringbus on the class path its commands run on the
  * ring's handler threads and its events are appended to PostgreSQL in batches by the store stage.
  * <p>
  * The business rules: the balance never goes below zero; an account that receives no deposit within the funding
- * window after it was opened is flagged as unfunded (a deadline, see {@link FundingDeadline}).
+ * window after it was opened is flagged as unfunded (a deadline, see {@link FundingDeadline}). An account opens
+ * sub-accounts for its owner: each is an account of its own, created by the parent's handler with
+ * {@code AggregateLifecycle.createNew}, its events stored with the parent's in one transaction.
  */
 @Aggregate
 public class Account {
 
     @AggregateIdentifier
     private String accountId;
+    private String owner;
     private long balance;
     private boolean funded;
 
@@ -42,6 +48,20 @@ public class Account {
         }
         apply(new AccountOpened(command.accountId(), command.owner()));
         deadlines.schedule(fundingWindow.duration(), FundingDeadline.NAME);
+    }
+
+    /** A sub-account, created by its parent account's handler: no funding deadline, the parent funds it. */
+    private Account(String accountId, String owner, String parentAccountId) {
+        apply(new AccountOpened(accountId, owner));
+        apply(new SubAccountOpened(parentAccountId, accountId));
+    }
+
+    @CommandHandler
+    public void handle(OpenSubAccount command) throws Exception {
+        if (command.subAccountId().equals(accountId)) {
+            throw new IllegalArgumentException("An account cannot be its own sub-account");
+        }
+        createNew(Account.class, () -> new Account(command.subAccountId(), owner, accountId));
     }
 
     @DeadlineHandler(deadlineName = FundingDeadline.NAME)
@@ -77,6 +97,7 @@ public class Account {
     @EventSourcingHandler
     void on(AccountOpened event) {
         this.accountId = event.accountId();
+        this.owner = event.owner();
     }
 
     @EventSourcingHandler

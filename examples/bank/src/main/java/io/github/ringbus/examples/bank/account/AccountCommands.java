@@ -12,6 +12,10 @@ public final class AccountCommands {
     public record OpenAccount(@TargetAggregateIdentifier String accountId, String owner) {
     }
 
+    /** Opens a sub-account of the same owner, an account of its own. */
+    public record OpenSubAccount(@TargetAggregateIdentifier String accountId, String subAccountId) {
+    }
+
     /** Puts money in; the result is the new balance. */
     public record DepositMoney(@TargetAggregateIdentifier String accountId, long amount) {
     }

@@ -15,6 +15,10 @@ public final class AccountEvents {
     public record MoneyWithdrawn(String accountId, long amount) {
     }
 
+    /** A sub-account was opened: its first events, after its {@link AccountOpened}. */
+    public record SubAccountOpened(String parentAccountId, String subAccountId) {
+    }
+
     /** No deposit reached the account within the funding window after it was opened. */
     public record AccountFlaggedUnfunded(String accountId) {
     }
