@@ -23,8 +23,8 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  * current Unit of Work, and its prepare-commit phase runs there too, right after the handler, so that a
  * prepare-commit handler can still fail the command before its events go to the store. It is then paused, and
  * resumed on the complete stage's thread, where its commit and after-commit phases run (after the command's events
- * were stored) or it rolls back. It is always a root Unit of Work: a command dispatched from inside a
- * handler runs later, in a slot of its own.
+ * were stored) or it rolls back. It is always a root Unit of Work; a command its handler sends may run in place in a
+ * Unit of Work nested in it (see {@link NestedDispatch}), otherwise later, in a slot of its own.
  */
 public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
 
