@@ -9,6 +9,7 @@ import io.github.ringbus.bus.FullRingPolicy;
 import io.github.ringbus.bus.PublishMode;
 import io.github.ringbus.bus.RingFullException;
 import io.github.ringbus.bus.WaitStrategyChoice;
+import io.github.ringbus.stages.NestedDispatch;
 import io.github.ringbus.stages.Pipeline;
 import io.github.ringbus.stages.PipelineMonitor;
 import org.axonframework.tracing.Span;
@@ -107,6 +108,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final Pipeline pipeline;
+    /** Commands dispatched from the pipeline's own threads: run in place, or refused when waited for. */
+    private final NestedDispatch nested;
     /** The bus's snapshot trigger, its snapshots taken on {@link #snapshots}; for aggregates without their own. */
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
     /** Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown. */
@@ -137,6 +140,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 builder.maxStoreBatchEvents, handlerInterceptors,
                 builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
         this.spanFactory = builder.tracingSpanFactory();
+        this.nested = new NestedDispatch(routes, dispatchInterceptors, handlerInterceptors, messageMonitor,
+                                         builder.rollbackConfiguration);
         this.snapshots = new SnapshotThread(builder.threadNamePrefix + "-snapshot");
         this.snapshotTriggerDefinition = snapshots.offPipeline(
                 builder.snapshotter != null
@@ -180,6 +185,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @SuppressWarnings("unchecked")
     private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
+        if (Pipeline.isPipelineThread()
+                && nested.dispatchedHere(command, (CommandCallback<Object, Object>) callback)) {
+            return; // run in place, or refused because waiting for it would hang the pipeline
+        }
         if (!gate.enter()) {
             refuse(command, callback, state);
             return;

@@ -455,7 +455,8 @@ public final class RingRepository<T> implements Repository<T> {
 
     private CommandSlot currentSlot() {
         if (CurrentUnitOfWork.isStarted()) {
-            UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get();
+            // root: a command for this aggregate sent from its own handler runs in place in a nested Unit of Work
+            UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get().root();
             if (unitOfWork instanceof SlotUnitOfWork) {
                 return ((SlotUnitOfWork) unitOfWork).slot();
             }

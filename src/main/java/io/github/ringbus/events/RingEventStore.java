@@ -135,7 +135,14 @@ public class RingEventStore extends EmbeddedEventStore {
     public void publish(List<? extends EventMessage<?>> events) {
         if (CurrentUnitOfWork.isStarted()) {
             UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get();
-            if (unitOfWork instanceof SlotUnitOfWork slotUnitOfWork && slotUnitOfWork.collectPublished(this, events)) {
+            // A command run in place from a ring handler (see NestedDispatch) has a Unit of Work nested in the slot's.
+            if (unitOfWork.root() instanceof SlotUnitOfWork slotUnitOfWork
+                    && slotUnitOfWork.collectPublished(this, events)) {
+                if (unitOfWork != slotUnitOfWork) {
+                    // As Axon drops a nested Unit of Work's queued events when it rolls back.
+                    List<? extends EventMessage<?>> collected = List.copyOf(events);
+                    unitOfWork.onRollback(u -> slotUnitOfWork.discardPublished(collected));
+                }
                 return;
             }
         }

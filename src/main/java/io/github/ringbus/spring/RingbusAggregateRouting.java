@@ -3,6 +3,7 @@ package io.github.ringbus.spring;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.config.AggregateConfigurerSettings;
 import io.github.ringbus.config.RingbusConfigurerModule;
+import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
@@ -16,6 +17,8 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.ConstructorArgumentValues;
 
 import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -35,7 +38,9 @@ import java.util.Set;
  * application configures a {@code LockFactory}).
  * <p>
  * The ring bus bean is looked up by name at initialization and only fetched when a repository is first needed, so
- * this module does not create the bus while Axon's configuration is being built.
+ * this module does not create the bus while Axon's configuration is being built. The bean may expose another type
+ * than {@link RingCommandBus}: a post-processor may have wrapped it (a monitoring or fault-injection starter, a Spring
+ * AOP proxy). The ring behind it is the one {@link RingCommandBusBeans} saw being created under that name.
  */
 public class RingbusAggregateRouting implements ConfigurerModule {
 
@@ -84,16 +89,43 @@ public class RingbusAggregateRouting implements ConfigurerModule {
         logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);
         aggregate.configureRepository(c -> {
             AggregateConfigurerSettings.requireRingCompatible(aggregate);
-            return beanFactory.getBean(busName, RingCommandBus.class)
-                              .createRepository(type, aggregate.aggregateFactory(), c,
-                                                AggregateConfigurerSettings.snapshotTrigger(aggregate),
-                                                AggregateConfigurerSettings.commandTargetResolver(aggregate));
+            return ring(busName).createRepository(type, aggregate.aggregateFactory(), c,
+                                                  AggregateConfigurerSettings.snapshotTrigger(aggregate),
+                                                  AggregateConfigurerSettings.commandTargetResolver(aggregate));
         });
+    }
+
+    /**
+     * The ring bus of the named bean, whatever the bean exposes: the instance created under that name, before any
+     * post-processor wrapped it; else the bean itself or the local segment of a distributed bus.
+     */
+    private RingCommandBus ring(String busName) {
+        Object bean = beanFactory.getBean(busName); // creates it if it was not yet
+        RingCommandBusBeans created = beanFactory.getBeanProvider(RingCommandBusBeans.class).getIfAvailable();
+        RingCommandBus ring = created == null ? null : created.ring(busName);
+        if (ring == null && bean instanceof CommandBus) {
+            ring = RingCommandBus.localRingOf((CommandBus) bean);
+        }
+        if (ring == null) {
+            throw new AxonConfigurationException(
+                    "ringbus: bean [" + busName + "] was found as a RingCommandBus but is a "
+                            + bean.getClass().getName() + ", and no RingCommandBus was seen being created under that "
+                            + "name (was it created before the bean post-processors were registered?)");
+        }
+        return ring;
     }
 
     /** The name of the one RingCommandBus bean, found without creating any bean; null if there is none. */
     private String ringBusBeanName() {
-        String[] names = beanFactory.getBeanNamesForType(RingCommandBus.class, true, false);
+        // By type finds ring buses not created yet; a ring bus already created and wrapped by a post-processor
+        // exposes the wrapper's type, and only the record of the created ring buses knows it.
+        Set<String> found = new LinkedHashSet<>(List.of(beanFactory.getBeanNamesForType(RingCommandBus.class, true,
+                                                                                         false)));
+        RingCommandBusBeans created = beanFactory.getBeanProvider(RingCommandBusBeans.class).getIfAvailable();
+        if (created != null) {
+            found.addAll(created.names());
+        }
+        String[] names = found.toArray(new String[0]);
         if (names.length == 0) {
             return null;
         }

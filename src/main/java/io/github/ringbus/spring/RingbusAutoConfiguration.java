@@ -147,7 +147,18 @@ public class RingbusAutoConfiguration {
         if (metrics != null) {
             metrics.bindTo(bus);
         }
+        // Axon's Spring support starts and stops the Lifecycle beans of the context. A post-processor may expose this
+        // bean wrapped in a plain CommandBus (a monitoring starter's decorator), which Axon would then never start:
+        // register the ring itself. Unwrapped, Axon registers it a second time, which is harmless (start and
+        // shutdown do nothing the second time).
+        bus.registerLifecycleHandlers(axonConfiguration.lifecycleRegistry());
         return bus;
+    }
+
+    /** Records the ring bus beans as created, so that ringbus finds them behind any wrapper; see the class. */
+    @Bean
+    static RingCommandBusBeans ringCommandBusBeans() {
+        return new RingCommandBusBeans();
     }
 
     /** Routes the {@code @Aggregate} aggregates through the ring. */

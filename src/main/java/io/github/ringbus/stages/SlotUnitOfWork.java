@@ -26,8 +26,8 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  * current Unit of Work, and its prepare-commit phase runs there too, right after the handler, so that a
  * prepare-commit handler can still fail the command before its events go to the store. It is then paused, and
  * resumed on the complete stage's thread, where its commit and after-commit phases run (after the command's events
- * were stored) or it rolls back. It is always a root Unit of Work: a command dispatched from inside a
- * handler runs later, in a slot of its own.
+ * were stored) or it rolls back. It is always a root Unit of Work; a command its handler sends may run in place in a
+ * Unit of Work nested in it (see {@link NestedDispatch}), otherwise later, in a slot of its own.
  */
 public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
 
@@ -62,6 +62,23 @@ public final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> 
         }
         slot.events.addAll(events);
         return true;
+    }
+
+    /**
+     * Takes back events {@link #collectPublished collected} for a nested Unit of Work that rolled back, on the
+     * handler thread, before the slot's command completes its prepare-commit phase.
+     *
+     * @param events the very event messages that were collected
+     */
+    public void discardPublished(List<? extends EventMessage<?>> events) {
+        for (EventMessage<?> event : events) {
+            for (int i = slot.events.size() - 1; i >= 0; i--) {
+                if (slot.events.get(i) == event) {
+                    slot.events.remove(i);
+                    break;
+                }
+            }
+        }
     }
 
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */

@@ -15,6 +15,7 @@ import org.axonframework.eventhandling.TrackedEventMessage;
 import org.axonframework.eventhandling.TrackingEventProcessor;
 import org.axonframework.eventhandling.TrackingEventProcessorConfiguration;
 import org.axonframework.eventhandling.tokenstore.inmemory.InMemoryTokenStore;
+import org.axonframework.messaging.StreamableMessageSource;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.junit.jupiter.api.Test;
@@ -86,14 +87,19 @@ class TrackingProcessorOnInMemoryEngineTest {
                 .trackingEventProcessorConfiguration(TrackingEventProcessorConfiguration
                         .forSingleThreadedProcessing()
                         .andBatchSize(50)
-                        .andEventAvailabilityTimeout(5, TimeUnit.MILLISECONDS))
+                        .andEventAvailabilityTimeout(5, TimeUnit.MILLISECONDS)
+                        .andInitialTrackingToken(StreamableMessageSource::createTailToken))
                 .build();
         bus.start();
-        processor.start();
         try {
+            CountDownLatch opened = new CountDownLatch(AGGREGATES);
             for (int a = 0; a < AGGREGATES; a++) {
-                bus.dispatch(asCommandMessage(new Open(account(a))));
+                bus.dispatch(asCommandMessage(new Open(account(a))), (c, r) -> opened.countDown());
             }
+            assertThat(opened.await(30, TimeUnit.SECONDS)).as("every account opened").isTrue();
+            // Started from the tail (the first event), not Axon's default (a replay from the head, which would hand
+            // the events that exist when the processor claims its token over as replays).
+            processor.start();
             int total = DISPATCHERS * COMMANDS_PER_DISPATCHER;
             CountDownLatch done = new CountDownLatch(total);
             AtomicInteger failures = new AtomicInteger();
