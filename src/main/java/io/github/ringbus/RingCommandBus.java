@@ -7,6 +7,7 @@ import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.DispatchGate;
 import io.github.ringbus.bus.FullRingPolicy;
 import io.github.ringbus.bus.PublishMode;
+import io.github.ringbus.bus.RefusalLog;
 import io.github.ringbus.bus.RingFullException;
 import io.github.ringbus.bus.WaitStrategyChoice;
 import io.github.ringbus.stages.NestedDispatch;
@@ -18,6 +19,7 @@ import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.commandhandling.callbacks.NoOpCallback;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
@@ -49,6 +51,8 @@ import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaMode
 import org.axonframework.monitoring.MessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitorCallback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.SleepingWaitStrategy;
@@ -93,6 +97,8 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  */
 public final class RingCommandBus implements CommandBus, Lifecycle {
 
+    private static final Logger logger = LoggerFactory.getLogger(RingCommandBus.class);
+
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
     // Copied from the builder: a setter called on the builder after build() must not change a running bus.
@@ -122,6 +128,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private volatile State state = State.NEW;
     /** Set by shutdown once no slot can be freed any more: dispatchers waiting for one give up. */
     private volatile boolean slotsExhausted;
+    /** Fire-and-forget commands refused (their callback tells no one): logged, at most once a second. */
+    private final RefusalLog refusedFireAndForget = new RefusalLog();
 
     private RingCommandBus(Builder builder) {
         this.eventStore = builder.eventStore;
@@ -195,12 +203,20 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
         try {
             CommandMessage<?> intercepted = intercept(command);
-            long sequence = claim(intercepted, callback);
+            // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
+            // and between claiming and publishing a slot nothing of the user's runs, so no sequence stays claimed.
+            MessageMonitor.MonitorCallback monitorCallback = messageMonitor.onMessageIngested(intercepted);
+            if (routes.handlerFor(intercepted.getCommandName()) == null) {
+                // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
+                fail(intercepted, callback, monitorCallback, new NoHandlerForCommandException(
+                        "No handler was subscribed for command [" + intercepted.getCommandName() + "]."));
+                return;
+            }
+            long sequence = claim(intercepted, callback, monitorCallback);
             if (sequence < 0) {
                 return;
             }
-            pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback,
-                             messageMonitor.onMessageIngested(intercepted));
+            pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback, monitorCallback);
         } finally {
             gate.exit();
         }
@@ -215,38 +231,41 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return intercepted;
     }
 
-    private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+    private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                       MessageMonitor.MonitorCallback monitorCallback) {
         if (Pipeline.isPipelineThread()) {
             // Waiting for a slot on a pipeline thread would wait for this very thread: never wait here.
-            return claimOrFail(command, callback, "it was dispatched from ringbus pipeline thread ["
+            return claimOrFail(command, callback, monitorCallback, "it was dispatched from ringbus pipeline thread ["
                     + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself");
         }
         switch (fullRingPolicy) {
             case FAIL_FAST:
-                return claimOrFail(command, callback, "the full-ring policy is FAIL_FAST");
+                return claimOrFail(command, callback, monitorCallback, "the full-ring policy is FAIL_FAST");
             case BLOCK_WITH_TIMEOUT:
-                return claimWithin(command, callback);
+                return claimWithin(command, callback, monitorCallback);
             default:
-                return claimUntilShutdown(command, callback);
+                return claimUntilShutdown(command, callback, monitorCallback);
         }
     }
 
-    private long claimOrFail(CommandMessage<?> command, CommandCallback<?, ?> callback, String why) {
+    private long claimOrFail(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                             MessageMonitor.MonitorCallback monitorCallback, String why) {
         long sequence = pipeline.tryClaim();
         if (sequence < 0) {
-            fail(command, callback, new RingFullException(
+            fail(command, callback, monitorCallback, new RingFullException(
                     "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
                             + " slots of the ring are taken and " + why));
         }
         return sequence;
     }
 
-    private long claimWithin(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+    private long claimWithin(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                             MessageMonitor.MonitorCallback monitorCallback) {
         long deadline = System.nanoTime() + fullRingTimeout.toNanos();
         long sequence;
         while ((sequence = pipeline.tryClaim()) < 0) {
             if (System.nanoTime() - deadline >= 0 || slotsExhausted) {
-                fail(command, callback, new RingFullException(
+                fail(command, callback, monitorCallback, new RingFullException(
                         "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
                                 + " slots of the ring stayed taken for " + fullRingTimeout.toMillis()
                                 + " ms"));
@@ -261,11 +280,12 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * {@link FullRingPolicy#BLOCK}: waits for a slot as long as the ring can still free one, so that a shutdown whose
      * ring cannot drain in time does not leave this dispatcher parked for ever.
      */
-    private long claimUntilShutdown(CommandMessage<?> command, CommandCallback<?, ?> callback) {
+    private long claimUntilShutdown(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                                    MessageMonitor.MonitorCallback monitorCallback) {
         long sequence;
         while ((sequence = pipeline.tryClaim()) < 0) {
             if (slotsExhausted) {
-                fail(command, callback, new ShutdownInProgressException(
+                fail(command, callback, monitorCallback, new ShutdownInProgressException(
                         "RingCommandBus shut down while command [" + command.getCommandName()
                                 + "] waited for a free slot; it was not handled"));
                 return -1;
@@ -281,11 +301,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      */
     private void deliver(CommandMessage<?> delivery, CommandCallback<Object, Object> callback) {
         if (!gate.enter()) {
-            refuse(delivery, callback, state);
+            refuse(delivery, callback, state, NoOpMessageMonitorCallback.INSTANCE);
             return;
         }
         try {
-            long sequence = claim(delivery, callback);
+            long sequence = claim(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
             if (sequence >= 0) {
                 pipeline.publish(sequence, delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
             }
@@ -294,17 +314,37 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
     }
 
+    /** A dispatch before start or after shutdown: reported to the message monitor and the callback. */
     private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current) {
+        refuse(command, callback, current, messageMonitor.onMessageIngested(command));
+    }
+
+    private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current,
+                        MessageMonitor.MonitorCallback monitorCallback) {
         RuntimeException refusal = current == State.NEW
                 ? new IllegalStateException("RingCommandBus has not been started; command ["
                                                     + command.getCommandName() + "] was not handled")
                 : new ShutdownInProgressException("RingCommandBus is shut down; command ["
                                                           + command.getCommandName() + "] was not handled");
-        fail(command, callback, refusal);
+        if (callback == NoOpCallback.INSTANCE) {
+            refusedFireAndForget.record(refusal);
+        }
+        fail(command, callback, monitorCallback, refusal);
     }
 
+    /**
+     * Reports a command that never entered the ring: to the message monitor (whose failure is logged, so that the
+     * callback is still called), then to the callback, on the dispatching thread.
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private static void fail(CommandMessage<?> command, CommandCallback callback, Throwable failure) {
+    private static void fail(CommandMessage<?> command, CommandCallback callback,
+                             MessageMonitor.MonitorCallback monitorCallback, Throwable failure) {
+        try {
+            monitorCallback.reportFailure(failure);
+        } catch (RuntimeException | Error monitorFailure) {
+            logger.warn("The message monitor failed to record the refusal of command [{}]",
+                        command.getCommandName(), monitorFailure);
+        }
         callback.onResult(command, asCommandResultMessage(failure));
     }
 

@@ -4,6 +4,7 @@ import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.aggregates.RingRepository;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.MessageHandler;
@@ -60,7 +61,11 @@ public final class CommandSlot implements StageTimes {
      * append with the command's batch, or not at all.
      */
     final ArrayList<EventMessage<?>> events = new ArrayList<>(4);
-    Object result;
+    /**
+     * The handler's result (or failure) as the message the caller gets, built on the handler thread while the Unit of
+     * Work is current, so that it carries the Unit of Work's correlation data as on Axon's buses.
+     */
+    CommandResultMessage<?> result;
     Throwable handlerFailure;
     /** True when the handler's failure discards the command's events (the rollback configuration said so). */
     boolean rolledBack;

@@ -53,46 +53,88 @@ final class CompleteStage implements EventHandler<CommandSlot> {
         complete(slot, monitor);
     }
 
+    /**
+     * Completes a slot whatever happened to its command and whatever user code throws on the way (commit handlers,
+     * the message monitor, the pipeline monitor, the callback): the callback is called exactly once and the slot is
+     * cleared for its next command. The one place a slot is finished.
+     */
     static void complete(CommandSlot slot, PipelineMonitor monitor) {
+        try {
+            Throwable failure = finishUnitOfWork(slot);
+            Throwable reported = failure != null ? failure : slot.handlerFailure;
+            CommandResultMessage<?> result = handlersResultStands(slot.result, failure)
+                    ? slot.result
+                    : resultOf(reported);
+            report(slot, reported, monitor);
+            try {
+                slot.callback.onResult(slot.command, result);
+            } catch (Throwable callbackFailure) {
+                logger.warn("The callback of command [{}] threw an exception", slot.commandName(), callbackFailure);
+            }
+        } finally {
+            slot.clear();
+        }
+    }
+
+    /**
+     * Commits a handled command's Unit of Work (paused after its prepare-commit phase) or rolls it back.
+     *
+     * @return the first failure of the command, a commit handler's included, or null
+     */
+    private static Throwable finishUnitOfWork(CommandSlot slot) {
         Throwable failure = slot.failure();
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
-        // A handled command's Unit of Work waits here, paused after its prepare-commit phase.
-        if (unitOfWork.phase() == UnitOfWork.Phase.PREPARE_COMMIT) {
-            unitOfWork.resume();
-            if (failure == null) {
-                try {
-                    unitOfWork.finishCommit();
-                } catch (Throwable commitFailure) {
-                    failure = commitFailure;
-                }
-            } else {
-                try {
-                    unitOfWork.rollback(failure);
-                } catch (Throwable rollbackFailure) {
-                    failure.addSuppressed(rollbackFailure);
-                }
+        if (unitOfWork.phase() != UnitOfWork.Phase.PREPARE_COMMIT) {
+            return failure;
+        }
+        unitOfWork.resume();
+        if (failure == null) {
+            try {
+                unitOfWork.finishCommit();
+            } catch (Throwable commitFailure) {
+                return commitFailure;
+            }
+        } else {
+            try {
+                unitOfWork.rollback(failure);
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
             }
         }
-        Throwable reported = failure != null ? failure : slot.handlerFailure;
-        CommandResultMessage<?> result = reported != null
-                ? asCommandResultMessage(reported)
-                : asCommandResultMessage(slot.result);
-        if (reported == null) {
-            slot.monitorCallback.reportSuccess();
-        } else {
-            slot.monitorCallback.reportFailure(reported);
+        return failure;
+    }
+
+    /**
+     * The result of a command that failed after its handler (in the store, a subscriber, a commit handler) or never
+     * reached it: built here, without correlation data, as Axon's buses build the result of a failed commit.
+     */
+    private static CommandResultMessage<?> resultOf(Throwable reported) {
+        return reported != null ? asCommandResultMessage(reported) : asCommandResultMessage((Object) null);
+    }
+
+    /** True when the handle stage's result message is what the caller gets: no later failure replaced it. */
+    private static boolean handlersResultStands(CommandResultMessage<?> handled, Throwable failure) {
+        if (handled == null) {
+            return false;
+        }
+        return failure == null || (handled.isExceptional() && handled.exceptionResult() == failure);
+    }
+
+    /** Tells the message monitor and the pipeline monitor; what they throw is logged and goes no further. */
+    private static void report(CommandSlot slot, Throwable reported, PipelineMonitor monitor) {
+        try {
+            if (reported == null) {
+                slot.monitorCallback.reportSuccess();
+            } else {
+                slot.monitorCallback.reportFailure(reported);
+            }
+        } catch (Throwable monitorFailure) {
+            logger.warn("The message monitor failed on command [{}]", slot.commandName(), monitorFailure);
         }
         try {
             monitor.commandCompleted(slot.commandName(), reported, slot);
         } catch (Throwable monitorFailure) {
             logger.warn("The pipeline monitor failed on command [{}]", slot.commandName(), monitorFailure);
-        }
-        try {
-            slot.callback.onResult(slot.command, result);
-        } catch (Throwable callbackFailure) {
-            logger.warn("The callback of command [{}] threw an exception", slot.commandName(), callbackFailure);
-        } finally {
-            slot.clear();
         }
     }
 }

@@ -5,6 +5,12 @@ import io.github.ringbus.aggregates.MessageDelivery;
 import io.github.ringbus.events.RingEventStore;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.GenericCommandResultMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.messaging.GenericResultMessage;
+import org.axonframework.messaging.Message;
+import org.axonframework.messaging.ResultMessage;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
 import org.axonframework.eventhandling.EventMessage;
@@ -15,6 +21,8 @@ import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import com.lmax.disruptor.EventHandler;
 
 import java.util.List;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
  * Stage 2: runs the command handler, with Axon's handler interceptors, inside the slot's Unit of Work.
@@ -49,24 +57,36 @@ final class HandleStage implements EventHandler<CommandSlot> {
 
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
-        if (slot.segment != segment || slot.preloadFailure != null) {
+        if (slot.segment != segment) {
             return;
         }
-        AggregateHolder<?> holder = slot.holder;
-        if (holder != null) {
-            try {
-                slot.generation = holder.beginCommand(slot);
-            } catch (Throwable failure) {
-                slot.preloadFailure = failure;
+        MessageHandler<? super CommandMessage<?>> handler;
+        if (slot.preloadFailure != null) {
+            if (!interceptedDespite(slot.preloadFailure, slot)) {
                 return;
             }
+            // On Axon's buses the handler interceptors run before the handler finds that its target is missing (or
+            // cannot be read): they may answer the command themselves, or see the failure.
+            handler = failingWith(slot.preloadFailure);
+            slot.preloadFailure = null;
+        } else {
+            AggregateHolder<?> holder = slot.holder;
+            if (holder != null) {
+                try {
+                    slot.generation = holder.beginCommand(slot);
+                } catch (Throwable failure) {
+                    slot.preloadFailure = failure;
+                    return;
+                }
+            }
+            handler = slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
         }
         if (spanFactory == null || slot.handler instanceof MessageDelivery) {
-            handle(slot);
+            handle(slot, handler);
         } else {
             Span span = spanFactory.createHandleCommandSpan(slot.command, false).start();
             try (SpanScope ignored = span.makeCurrent()) {
-                handle(slot);
+                handle(slot, handler);
                 if (slot.handlerFailure != null) {
                     span.recordException(slot.handlerFailure);
                 }
@@ -79,21 +99,41 @@ final class HandleStage implements EventHandler<CommandSlot> {
         }
     }
 
-    private void handle(CommandSlot slot) {
+    /**
+     * Whether a command that failed before its handler still passes the handler interceptors, as on Axon's buses:
+     * when interceptors are registered and a handler was found (a missing handler is refused before the interceptors
+     * on Axon's buses too); never for a message delivered outside a command.
+     */
+    private boolean interceptedDespite(Throwable preloadFailure, CommandSlot slot) {
+        return !interceptors.isEmpty() && slot.handler != null && !(slot.handler instanceof MessageDelivery)
+                && !(preloadFailure instanceof NoHandlerForCommandException);
+    }
+
+    /** A handler that fails with what the preload stage found; allocated only on that failure's path. */
+    private static MessageHandler<CommandMessage<?>> failingWith(Throwable failure) {
+        return command -> {
+            if (failure instanceof Exception exception) {
+                throw exception;
+            }
+            throw (Error) failure;
+        };
+    }
+
+    private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         unitOfWork.startFor(slot.command);
         try {
-            MessageHandler<? super CommandMessage<?>> handler =
-                    slot.invokeAggregateDirectly ? slot.holder.commandHandler() : slot.handler;
             // A message delivered to an aggregate outside a command (a deadline) is no command: the ring's command
             // handler interceptors do not see it (the deadline manager ran its own).
             Object result = interceptors.isEmpty() || handler instanceof MessageDelivery
                     ? handler.handle(unitOfWork.getMessage())
                     : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
-            slot.result = result;
+            // Built here, while the Unit of Work is current, so that it carries its correlation data.
+            slot.result = resultMessage(result);
             unitOfWork.recordResult(result);
         } catch (Throwable failure) {
             slot.handlerFailure = failure;
+            slot.result = asCommandResultMessage(failure);
             // A delivered message's events are discarded on any failure, as in the deadline manager's Unit of Work.
             if (rollbackConfiguration.rollBackOn(failure) || slot.handler instanceof MessageDelivery) {
                 rollBack(slot, failure);
@@ -108,10 +148,27 @@ final class HandleStage implements EventHandler<CommandSlot> {
             // A prepare-commit handler vetoed the command, or an event dispatch interceptor or the serializer
             // failed on its events: it fails like a handler that threw, before anything reaches the store.
             slot.handlerFailure = failure;
+            slot.result = null; // as on Axon's buses, a failed commit's result is built without the Unit of Work
             rollBack(slot, failure);
             return;
         }
         succeeded(slot);
+    }
+
+    /**
+     * The handler's result as the message its caller gets, by the rules of Axon's {@code DefaultUnitOfWork} and
+     * {@code GenericCommandResultMessage.asCommandResultMessage}: a result message is returned as it is (a command
+     * result message) or wrapped; another message becomes the payload of the result, its metadata the result's;
+     * anything else is the payload.
+     */
+    private static CommandResultMessage<?> resultMessage(Object result) {
+        if (result instanceof ResultMessage<?> resultMessage) {
+            return asCommandResultMessage(resultMessage);
+        }
+        if (result instanceof Message<?> message) {
+            return asCommandResultMessage(new GenericResultMessage<>(message, message.getMetaData()));
+        }
+        return new GenericCommandResultMessage<>(result);
     }
 
     /**

@@ -173,14 +173,19 @@ public final class Pipeline {
      */
     public void publish(long sequence, CommandMessage<?> command, CommandCallback<Object, Object> callback,
                         MessageMonitor.MonitorCallback monitorCallback) {
-        CommandSlot slot = ring.get(sequence);
-        slot.command = command;
-        slot.callback = callback;
-        slot.monitorCallback = monitorCallback;
-        if (timed) {
-            slot.dispatchedNanos = System.nanoTime();
+        // The Disruptor's translate-and-publish: a claimed sequence is published whatever happens, or every stage
+        // would stop at it. Filling runs no user code.
+        try {
+            CommandSlot slot = ring.get(sequence);
+            slot.command = command;
+            slot.callback = callback;
+            slot.monitorCallback = monitorCallback;
+            if (timed) {
+                slot.dispatchedNanos = System.nanoTime();
+            }
+        } finally {
+            ring.publish(sequence);
         }
-        ring.publish(sequence);
     }
 
     /** @return the number of free slots */
