@@ -19,6 +19,8 @@ import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import com.lmax.disruptor.EventHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.List;
 
@@ -33,6 +35,8 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * {@link AggregateHolder}) before the thread moves on.
  */
 final class HandleStage implements EventHandler<CommandSlot> {
+
+    private static final Logger logger = LoggerFactory.getLogger(HandleStage.class);
 
     private final int segment;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors;
@@ -84,18 +88,45 @@ final class HandleStage implements EventHandler<CommandSlot> {
         if (spanFactory == null || slot.handler instanceof MessageDelivery) {
             handle(slot, handler);
         } else {
-            Span span = spanFactory.createHandleCommandSpan(slot.command, false).start();
-            try (SpanScope ignored = span.makeCurrent()) {
-                handle(slot, handler);
-                if (slot.handlerFailure != null) {
-                    span.recordException(slot.handlerFailure);
-                }
-            } finally {
-                span.end();
-            }
+            handleTraced(slot, handler);
         }
         if (timed) {
             slot.handledNanos = System.nanoTime();
+        }
+    }
+
+    /**
+     * Handles the command inside a handle span. Tracing never changes a command's outcome: a span factory or span that
+     * throws is logged and the command is handled as without it (once the handler ran, failing the command would
+     * leave its aggregate ahead of the store).
+     */
+    private void handleTraced(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+        Span span;
+        SpanScope scope;
+        try {
+            span = spanFactory.createHandleCommandSpan(slot.command, false).start();
+            scope = span.makeCurrent();
+        } catch (RuntimeException | Error tracingFailure) {
+            logger.warn("Tracing failed to start the handle span of command [{}]; handled untraced",
+                        slot.commandName(), tracingFailure);
+            handle(slot, handler);
+            return;
+        }
+        try {
+            handle(slot, handler);
+            if (slot.handlerFailure != null) {
+                span.recordException(slot.handlerFailure);
+            }
+        } catch (RuntimeException | Error tracingFailure) {
+            logger.warn("Tracing failed on command [{}]", slot.commandName(), tracingFailure);
+        } finally {
+            try {
+                scope.close();
+                span.end();
+            } catch (RuntimeException | Error tracingFailure) {
+                logger.warn("Tracing failed to end the handle span of command [{}]", slot.commandName(),
+                            tracingFailure);
+            }
         }
     }
 

@@ -189,6 +189,55 @@ class DispatchContractTest {
         }
     }
 
+    @Test
+    void aHandleSpanThatThrowsWhenEndedLeavesCommandsAndTheirAggregateExact() {
+        start(b -> b.spanFactory(new org.axonframework.commandhandling.CommandBusSpanFactory() {
+            @Override
+            public org.axonframework.tracing.Span createDispatchCommandSpan(CommandMessage<?> command,
+                                                                              boolean distributed) {
+                return org.axonframework.tracing.NoOpSpanFactory.NoOpSpan.INSTANCE;
+            }
+
+            @Override
+            public org.axonframework.tracing.Span createHandleCommandSpan(CommandMessage<?> command,
+                                                                            boolean distributed) {
+                return new ThrowingSpan();
+            }
+
+            @Override
+            public <T> CommandMessage<T> propagateContext(CommandMessage<T> command) {
+                return command;
+            }
+        }));
+
+        ring.sendAndWait(new AccountCommands.Open("spanned"));
+        Object first = ring.send(new AccountCommands.Deposit("spanned", 5)).awaitSuccess();
+        Object second = ring.send(new AccountCommands.Deposit("spanned", 7)).awaitSuccess();
+
+        assertThat(first).isEqualTo(5L);
+        assertThat(second).isEqualTo(12L);
+        assertThat(ring.storedSequenceNumbers("spanned")).containsExactly(0L, 1L, 2L);
+    }
+
+    /** A tracing span whose end throws, as a broken tracing library's might. */
+    private static final class ThrowingSpan implements org.axonframework.tracing.Span {
+
+        @Override
+        public org.axonframework.tracing.Span start() {
+            return this;
+        }
+
+        @Override
+        public void end() {
+            throw new IllegalStateException("span end fails on purpose");
+        }
+
+        @Override
+        public org.axonframework.tracing.Span recordException(Throwable t) {
+            return this;
+        }
+    }
+
     // --- refusals ---------------------------------------------------------------------------------------------------
 
     @Test
