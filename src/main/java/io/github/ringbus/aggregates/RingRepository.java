@@ -2,7 +2,6 @@ package io.github.ringbus.aggregates;
 
 import io.github.ringbus.stages.CommandSlot;
 import io.github.ringbus.stages.SlotUnitOfWork;
-import org.axonframework.commandhandling.CommandMessageHandlingMember;
 import org.axonframework.eventsourcing.AggregateDeletedException;
 import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
@@ -13,11 +12,9 @@ import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.messaging.Message;
 import org.axonframework.messaging.ScopeDescriptor;
-import org.axonframework.messaging.annotation.MessageHandlingMember;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.axonframework.modelling.command.Aggregate;
-import org.axonframework.modelling.command.AggregateCreationPolicy;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.AggregateScopeDescriptor;
 import org.axonframework.modelling.command.AggregateStreamCreationException;
@@ -26,10 +23,7 @@ import org.axonframework.modelling.command.ConflictingAggregateVersionException;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.inspection.AggregateModel;
-import org.axonframework.modelling.command.inspection.CreationPolicyMember;
 
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -88,7 +82,7 @@ public final class RingRepository<T> implements Repository<T> {
         this.repositoryProvider = repositoryProvider;
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
-        this.createsAggregateByCommandName = Collections.unmodifiableMap(commandNames(model));
+        this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
         this.instanceCommands = new InstanceCommandInvoker<>(model);
     }
@@ -98,22 +92,6 @@ public final class RingRepository<T> implements Repository<T> {
      */
     public CommandTargetResolver targetResolver() {
         return targetResolver;
-    }
-
-    private static <T> Map<String, Boolean> commandNames(AggregateModel<T> model) {
-        Map<String, Boolean> names = new HashMap<>();
-        for (List<MessageHandlingMember<? super T>> handlers : model.allCommandHandlers().values()) {
-            for (MessageHandlingMember<? super T> handler : handlers) {
-                handler.unwrap(CommandMessageHandlingMember.class).ifPresent(command -> {
-                    AggregateCreationPolicy policy = handler.unwrap(CreationPolicyMember.class)
-                                                            .map(CreationPolicyMember::creationPolicy)
-                                                            .orElse(AggregateCreationPolicy.NEVER);
-                    boolean creates = command.isFactoryHandler() || policy != AggregateCreationPolicy.NEVER;
-                    names.merge(command.commandName(), creates, Boolean::logicalOr);
-                });
-            }
-        }
-        return names;
     }
 
     /**

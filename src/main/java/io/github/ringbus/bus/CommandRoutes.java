@@ -5,6 +5,7 @@ import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
 import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Where each command goes: its subscribed handler, and, for commands an aggregate handles, the aggregate type's
- * repository and whether the command may create the aggregate. Read by the preload stage for every command (a
+ * repository and whether the command may create the aggregate (or, for an aggregate with a repository of its
+ * own, its {@link OwnRepositoryRoute}). Read by the preload stage for every command (a
  * lookup allocates nothing); written when handlers subscribe and repositories register.
  */
 public final class CommandRoutes {
@@ -49,6 +51,7 @@ public final class CommandRoutes {
 
     private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
     private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
+    private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
 
     /**
      * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
@@ -79,8 +82,52 @@ public final class CommandRoutes {
                                 + existing.repository().aggregateType().getName() + "] and ["
                                 + repository.aggregateType().getName() + "]");
             }
+            refuseOwnRepositoryClaim(command.getKey(), repository.aggregateType());
             aggregateRoutes.put(command.getKey(), route);
         }
+    }
+
+    /**
+     * Routes every command of an aggregate type that keeps a repository of its own (a state-stored one) by its target
+     * aggregate, found with the given resolver.
+     *
+     * @param aggregateType  the aggregate type
+     * @param commandNames   the names of its commands, each mapped to whether it may create the aggregate
+     * @param targetResolver the resolver its command handler finds targets with
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands
+     */
+    public void registerOwnRepository(Class<?> aggregateType, Map<String, Boolean> commandNames,
+                                    CommandTargetResolver targetResolver) {
+        for (Map.Entry<String, Boolean> command : commandNames.entrySet()) {
+            String name = command.getKey();
+            AggregateRoute ringRoute = aggregateRoutes.get(name);
+            if (ringRoute != null) {
+                throw twoAggregateTypes(name, ringRoute.repository().aggregateType(), aggregateType);
+            }
+            refuseOwnRepositoryClaim(name, aggregateType);
+            ownRepositoryRoutes.put(name, new OwnRepositoryRoute(aggregateType, targetResolver, command.getValue()));
+        }
+    }
+
+    private void refuseOwnRepositoryClaim(String commandName, Class<?> aggregateType) {
+        OwnRepositoryRoute existing = ownRepositoryRoutes.get(commandName);
+        if (existing != null && existing.aggregateType() != aggregateType) {
+            throw twoAggregateTypes(commandName, existing.aggregateType(), aggregateType);
+        }
+    }
+
+    private static AxonConfigurationException twoAggregateTypes(String commandName, Class<?> one, Class<?> other) {
+        return new AxonConfigurationException(
+                "Command [" + commandName + "] is handled by two aggregate types: [" + one.getName() + "] and ["
+                        + other.getName() + "]");
+    }
+
+    /**
+     * @return the own-repository route of the command name, or null when no aggregate with a repository of its own
+     * handles it
+     */
+    public OwnRepositoryRoute ownRepositoryRouteFor(String commandName) {
+        return ownRepositoryRoutes.get(commandName);
     }
 
     /**

@@ -19,7 +19,8 @@ import java.lang.annotation.Annotation;
  * configuration is built and its command bus is a {@link RingCommandBus} (or a distributed bus whose local segment is
  * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
  * default {@code EventSourcingRepository}. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
- * configured with and run as ordinary handlers on the handler threads. With any other command bus this module does
+ * configured with; their commands are routed by aggregate and each runs whole on its aggregate's handler thread (see
+ * {@link RingCommandBus#registerOwnRepositoryAggregate}). With any other command bus this module does
  * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
  * once per command class).
  */
@@ -42,6 +43,9 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
             return;
         }
         for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
+            if (isJpaEntity(aggregate.aggregateType())) {
+                OwnRepositoryAggregates.routeAtStart(() -> ring, aggregate, configuration);
+            }
             routeThroughRing(ring, aggregate);
         }
     }
@@ -49,7 +53,9 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
     private static <A> void routeThroughRing(RingCommandBus ring, AggregateConfigurer<A> aggregate) {
         Class<A> type = aggregate.aggregateType();
         if (isJpaEntity(type)) {
-            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
+            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository; each of its commands runs whole "
+                                + "on the handler thread that owns its aggregate, in a transaction of its own",
+                        type.getName());
             return;
         }
         aggregate.configureRepository(c -> ring.createRepository(type, aggregate.aggregateFactory(), c,

@@ -4,6 +4,7 @@ import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.events.RingEventStore;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
 import org.axonframework.eventhandling.DomainEventMessage;
@@ -32,19 +33,23 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final RingEventStore splitStore;
     private final CommandBusSpanFactory spanFactory;
     private final boolean timed;
+    private final WholeCommandRunner wholeCommands;
 
     HandleStage(int segment,
                 List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
                 RollbackConfiguration rollbackConfiguration,
                 RingEventStore splitStore,
                 CommandBusSpanFactory spanFactory,
-                boolean timed) {
+                boolean timed,
+                TransactionManager transactionManager) {
         this.segment = segment;
         this.interceptors = interceptors;
         this.rollbackConfiguration = rollbackConfiguration;
         this.splitStore = splitStore;
         this.spanFactory = spanFactory;
         this.timed = timed;
+        this.wholeCommands =
+                new WholeCommandRunner(interceptors, rollbackConfiguration, transactionManager);
     }
 
     @Override
@@ -80,6 +85,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     private void handle(CommandSlot slot) {
+        if (slot.runsWhole) {
+            wholeCommands.run(slot);
+            return;
+        }
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         unitOfWork.startFor(slot.command);
         try {

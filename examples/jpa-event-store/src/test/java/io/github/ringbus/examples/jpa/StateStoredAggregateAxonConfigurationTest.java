@@ -20,6 +20,7 @@ import org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine;
 import org.axonframework.modelling.command.GenericJpaRepository;
 import org.axonframework.serialization.json.JacksonSerializer;
 import org.axonframework.spring.messaging.unitofwork.SpringTransactionManager;
+import org.hibernate.boot.model.naming.CamelCaseToUnderscoresNamingStrategy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +71,9 @@ class StateStoredAggregateAxonConfigurationTest {
         entityManagerFactoryBean.setJpaVendorAdapter(new HibernateJpaVendorAdapter());
         entityManagerFactoryBean.setJpaPropertyMap(Map.of(
                 "hibernate.hbm2ddl.auto", "update",
-                "hibernate.dialect", ByteaPostgreSQLDialect.class.getName()));
+                "hibernate.dialect", ByteaPostgreSQLDialect.class.getName(),
+                // Column names as under Spring Boot (counter_id, out_of_order, aggregate_identifier, ...).
+                "hibernate.physical_naming_strategy", CamelCaseToUnderscoresNamingStrategy.class.getName()));
         entityManagerFactoryBean.afterPropertiesSet();
     }
 
@@ -121,7 +124,7 @@ class StateStoredAggregateAxonConfigurationTest {
         CommandGateway gateway = config.commandGateway();
         int counters = 3;
         int dispatchers = 3;
-        int perDispatcherAndCounter = 40;
+        int perDispatcherAndCounter = 30;
         for (int c = 0; c < counters; c++) {
             gateway.sendAndWait(new CreateCounter("plain-" + c), 30, TimeUnit.SECONDS);
         }

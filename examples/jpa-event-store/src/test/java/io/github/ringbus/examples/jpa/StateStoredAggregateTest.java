@@ -89,7 +89,7 @@ class StateStoredAggregateTest {
     void manyCommandsFromSeveralDispatchersOnAFewCountersAllSucceedInOrderWithExactCounts() throws Exception {
         int counters = 4;
         int dispatchers = 4;
-        int perDispatcherAndCounter = 50;
+        int perDispatcherAndCounter = 25;
         for (int c = 0; c < counters; c++) {
             gateway.sendAndWait(new CreateCounter("many-" + c));
         }
