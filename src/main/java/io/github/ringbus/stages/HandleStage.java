@@ -23,7 +23,8 @@ import java.util.List;
  * There is one instance per handler thread, each owning the commands whose segment is its index; commands for one
  * aggregate therefore run on one thread in dispatch order. A handler's failure is recorded in the slot; when the
  * rollback configuration discards its events, the aggregate is restored to its state before the command (see
- * {@link AggregateHolder}) before the thread moves on.
+ * {@link AggregateHolder}) before the thread moves on. A command of an aggregate with a repository of its own
+ * (state-stored) runs whole here, Unit of Work and transaction included (see {@link WholeCommandRunner}).
  */
 final class HandleStage implements EventHandler<CommandSlot> {
 
