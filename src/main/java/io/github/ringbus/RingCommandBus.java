@@ -398,7 +398,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param model          the aggregate's model (its command handlers)
      * @param targetResolver the resolver the aggregate's command handler finds targets with
      * @throws org.axonframework.common.AxonConfigurationException when another aggregate type already handles one
-     *                                                             of its commands
+     *                                                             of its commands, or a ring repository routes one
      */
     public void registerOwnRepositoryAggregate(AggregateModel<?> model, CommandTargetResolver targetResolver) {
         Objects.requireNonNull(model, "model must not be null");

@@ -70,10 +70,15 @@ public final class CommandRoutes {
     /**
      * Routes every command the repository's aggregate type handles to that repository.
      *
-     * @throws AxonConfigurationException when another aggregate type already handles one of its commands
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or one of
+     *                                    them is routed as a command of an aggregate with a repository of its own
      */
     public void register(RingRepository<?> repository) {
         for (Map.Entry<String, Boolean> command : repository.commandNames().entrySet()) {
+            OwnRepositoryRoute ownRepository = ownRepositoryRoutes.get(command.getKey());
+            if (ownRepository != null) {
+                throw claimedBothWays(command.getKey(), repository.aggregateType(), ownRepository.aggregateType());
+            }
             AggregateRoute route = new AggregateRoute(repository, command.getValue());
             AggregateRoute existing = aggregateRoutes.putIfAbsent(command.getKey(), route);
             if (existing != null && existing.repository().aggregateType() != repository.aggregateType()) {
@@ -82,7 +87,6 @@ public final class CommandRoutes {
                                 + existing.repository().aggregateType().getName() + "] and ["
                                 + repository.aggregateType().getName() + "]");
             }
-            refuseOwnRepositoryClaim(command.getKey(), repository.aggregateType());
             aggregateRoutes.put(command.getKey(), route);
         }
     }
@@ -94,32 +98,33 @@ public final class CommandRoutes {
      * @param aggregateType  the aggregate type
      * @param commandNames   the names of its commands, each mapped to whether it may create the aggregate
      * @param targetResolver the resolver its command handler finds targets with
-     * @throws AxonConfigurationException when another aggregate type already handles one of its commands
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or a ring
+     *                                    repository already routes one of them
      */
     public void registerOwnRepository(Class<?> aggregateType, Map<String, Boolean> commandNames,
-                                    CommandTargetResolver targetResolver) {
+                                      CommandTargetResolver targetResolver) {
         for (Map.Entry<String, Boolean> command : commandNames.entrySet()) {
             String name = command.getKey();
             AggregateRoute ringRoute = aggregateRoutes.get(name);
             if (ringRoute != null) {
-                throw twoAggregateTypes(name, ringRoute.repository().aggregateType(), aggregateType);
+                throw claimedBothWays(name, ringRoute.repository().aggregateType(), aggregateType);
             }
-            refuseOwnRepositoryClaim(name, aggregateType);
+            OwnRepositoryRoute existing = ownRepositoryRoutes.get(name);
+            if (existing != null && existing.aggregateType() != aggregateType) {
+                throw new AxonConfigurationException(
+                        "Command [" + name + "] is handled by two aggregate types: ["
+                                + existing.aggregateType().getName() + "] and [" + aggregateType.getName() + "]");
+            }
             ownRepositoryRoutes.put(name, new OwnRepositoryRoute(aggregateType, targetResolver, command.getValue()));
         }
     }
 
-    private void refuseOwnRepositoryClaim(String commandName, Class<?> aggregateType) {
-        OwnRepositoryRoute existing = ownRepositoryRoutes.get(commandName);
-        if (existing != null && existing.aggregateType() != aggregateType) {
-            throw twoAggregateTypes(commandName, existing.aggregateType(), aggregateType);
-        }
-    }
-
-    private static AxonConfigurationException twoAggregateTypes(String commandName, Class<?> one, Class<?> other) {
+    private static AxonConfigurationException claimedBothWays(String commandName, Class<?> ringAggregate,
+                                                              Class<?> ownRepositoryAggregate) {
         return new AxonConfigurationException(
-                "Command [" + commandName + "] is handled by two aggregate types: [" + one.getName() + "] and ["
-                        + other.getName() + "]");
+                "Command [" + commandName + "] is claimed by aggregate type [" + ringAggregate.getName()
+                        + "] through a ring repository and by aggregate type [" + ownRepositoryAggregate.getName()
+                        + "] with a repository of its own: each command runs one way or the other");
     }
 
     /**

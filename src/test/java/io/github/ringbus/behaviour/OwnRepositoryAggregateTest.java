@@ -11,6 +11,7 @@ import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
+import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.lock.PessimisticLockFactory;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventsourcing.EventSourcingRepository;
@@ -151,5 +152,19 @@ class OwnRepositoryAggregateTest {
         assertThat(eventStore.readEvents("own-fails").asStream().<Object>map(DomainEventMessage::getPayload))
                 .containsExactly(new Opened("own-fails"),
                                  new Deposited("own-fails", 7));
+    }
+
+    @Test
+    void anAggregateTypeRoutedThroughARingRepositoryCannotAlsoBeRoutedWithARepositoryOfItsOwn() {
+        RingCommandBus other = RingCommandBus.builder().eventStore(eventStore).build();
+        other.registerAggregate(Account.class);
+
+        Throwable refusal = catchThrowable(() -> other.registerOwnRepositoryAggregate(
+                AnnotatedAggregateMetaModelFactory.inspectAggregate(Account.class), new AnnotatedTargetResolver()));
+
+        assertThat(refusal).isInstanceOf(AxonConfigurationException.class)
+                           .hasMessageContaining(Account.class.getName())
+                           .hasMessageContaining("through a ring repository")
+                           .hasMessageContaining("with a repository of its own");
     }
 }
