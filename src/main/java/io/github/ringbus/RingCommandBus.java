@@ -3,6 +3,7 @@ package io.github.ringbus;
 import io.github.ringbus.aggregates.AnnotatedTargetResolver;
 import io.github.ringbus.aggregates.SnapshotThread;
 import io.github.ringbus.aggregates.RingRepository;
+import io.github.ringbus.aggregates.AggregateCommandNames;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.DispatchGate;
 import io.github.ringbus.bus.FullRingPolicy;
@@ -463,6 +464,33 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 ? targetResolver
                 : configuration.getComponent(CommandTargetResolver.class, () -> commandTargetResolver);
         return createRepository(model, aggregateFactory, configuration::repository, resolver, snapshotTrigger);
+    }
+
+    /**
+     * Routes the commands of an aggregate type that keeps a repository of its own by aggregate: a state-stored
+     * aggregate (a JPA entity with Axon's {@code GenericJpaRepository}, whose {@code LockingRepository} locks each
+     * aggregate it loads), or any aggregate whose repository is not a {@link RingRepository}. Its command handler
+     * (Axon's {@code AggregateAnnotationCommandHandler} on its own repository) is subscribed to this bus as usual.
+     * {@code RingbusConfigurerModule} and the Spring Boot support call this for JPA-mapped aggregates (and Spring's
+     * {@code @Aggregate(repository = ...)}).
+     * <p>
+     * Each of its commands goes to the handler thread that owns its target identifier, so one aggregate's commands
+     * run one at a time in dispatch order, and runs there whole, as on Axon's {@code SimpleCommandBus}: in a Unit of
+     * Work of its own with a transaction of this bus's {@code TransactionManager}, the repository loads the aggregate
+     * (taking its lock), the handler runs, the repository saves it, its events are appended and published through
+     * the event bus, the transaction commits and the lock is released, all on that thread, before it takes its next
+     * command. Its entity changes and its events commit together or not at all. Such commands get no group commit,
+     * and hold up the other commands of their handler thread while they wait for the database.
+     *
+     * @param model          the aggregate's model (its command handlers)
+     * @param targetResolver the resolver the aggregate's command handler finds targets with
+     * @throws org.axonframework.common.AxonConfigurationException when another aggregate type already handles one
+     *                                                             of its commands, or a ring repository routes one
+     */
+    public void registerOwnRepositoryAggregate(AggregateModel<?> model, CommandTargetResolver targetResolver) {
+        Objects.requireNonNull(model, "model must not be null");
+        Objects.requireNonNull(targetResolver, "targetResolver must not be null");
+        routes.registerOwnRepository(model.entityClass(), AggregateCommandNames.of(model), targetResolver);
     }
 
     /**

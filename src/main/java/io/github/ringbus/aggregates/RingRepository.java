@@ -34,10 +34,7 @@ import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import org.axonframework.modelling.command.inspection.AggregateModel;
-import org.axonframework.modelling.command.inspection.CreationPolicyMember;
 
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -111,7 +108,7 @@ public final class RingRepository<T> implements Repository<T> {
         this.repositoryProvider = repositoryProvider;
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
-        this.createsAggregateByCommandName = Collections.unmodifiableMap(commandNames(model));
+        this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
         this.instanceCommands = new InstanceCommandInvoker<>(model);
         this.preloadTargetResolver = command -> command instanceof MessageDelivery.Command
@@ -144,22 +141,6 @@ public final class RingRepository<T> implements Repository<T> {
      */
     public void deliverThrough(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring) {
         this.ring = Objects.requireNonNull(ring, "ring");
-    }
-
-    private static <T> Map<String, Boolean> commandNames(AggregateModel<T> model) {
-        Map<String, Boolean> names = new HashMap<>();
-        for (List<MessageHandlingMember<? super T>> handlers : model.allCommandHandlers().values()) {
-            for (MessageHandlingMember<? super T> handler : handlers) {
-                handler.unwrap(CommandMessageHandlingMember.class).ifPresent(command -> {
-                    AggregateCreationPolicy policy = handler.unwrap(CreationPolicyMember.class)
-                                                            .map(CreationPolicyMember::creationPolicy)
-                                                            .orElse(AggregateCreationPolicy.NEVER);
-                    boolean creates = command.isFactoryHandler() || policy != AggregateCreationPolicy.NEVER;
-                    names.merge(command.commandName(), creates, Boolean::logicalOr);
-                });
-            }
-        }
-        return names;
     }
 
     /**

@@ -7,6 +7,7 @@ import org.axonframework.common.Registration;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Where each command goes: its subscribed handler, and, for commands an aggregate handles, the aggregate type's
- * repository and whether the command may create the aggregate. Read by the preload stage for every command (a
+ * repository and whether the command may create the aggregate (or, for an aggregate with a repository of its
+ * own, its {@link OwnRepositoryRoute}). Read by the preload stage for every command (a
  * lookup allocates nothing); written when handlers subscribe and repositories register.
  */
 public final class CommandRoutes {
@@ -51,6 +53,7 @@ public final class CommandRoutes {
 
     private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
     private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
+    private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
 
     /**
      * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
@@ -70,10 +73,15 @@ public final class CommandRoutes {
      * Routes every command the repository's aggregate type handles to that repository, and the messages its
      * {@code send} delivers to its aggregates (see {@link io.github.ringbus.aggregates.MessageDelivery}).
      *
-     * @throws AxonConfigurationException when another aggregate type already handles one of its commands
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or one of
+     *                                    them is routed as a command of an aggregate with a repository of its own
      */
     public void register(RingRepository<?> repository) {
         for (Map.Entry<String, Boolean> command : repository.commandNames().entrySet()) {
+            OwnRepositoryRoute ownRepository = ownRepositoryRoutes.get(command.getKey());
+            if (ownRepository != null) {
+                throw claimedBothWays(command.getKey(), repository.aggregateType(), ownRepository.aggregateType());
+            }
             AggregateRoute route = new AggregateRoute(repository, command.getValue());
             AggregateRoute existing = aggregateRoutes.putIfAbsent(command.getKey(), route);
             if (existing != null && existing.repository().aggregateType() != repository.aggregateType()) {
@@ -109,6 +117,50 @@ public final class CommandRoutes {
                 return null;
             }
         };
+    }
+
+    /**
+     * Routes every command of an aggregate type that keeps a repository of its own (a state-stored one) by its target
+     * aggregate, found with the given resolver.
+     *
+     * @param aggregateType  the aggregate type
+     * @param commandNames   the names of its commands, each mapped to whether it may create the aggregate
+     * @param targetResolver the resolver its command handler finds targets with
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or a ring
+     *                                    repository already routes one of them
+     */
+    public void registerOwnRepository(Class<?> aggregateType, Map<String, Boolean> commandNames,
+                                      CommandTargetResolver targetResolver) {
+        for (Map.Entry<String, Boolean> command : commandNames.entrySet()) {
+            String name = command.getKey();
+            AggregateRoute ringRoute = aggregateRoutes.get(name);
+            if (ringRoute != null) {
+                throw claimedBothWays(name, ringRoute.repository().aggregateType(), aggregateType);
+            }
+            OwnRepositoryRoute existing = ownRepositoryRoutes.get(name);
+            if (existing != null && existing.aggregateType() != aggregateType) {
+                throw new AxonConfigurationException(
+                        "Command [" + name + "] is handled by two aggregate types: ["
+                                + existing.aggregateType().getName() + "] and [" + aggregateType.getName() + "]");
+            }
+            ownRepositoryRoutes.put(name, new OwnRepositoryRoute(aggregateType, targetResolver, command.getValue()));
+        }
+    }
+
+    private static AxonConfigurationException claimedBothWays(String commandName, Class<?> ringAggregate,
+                                                              Class<?> ownRepositoryAggregate) {
+        return new AxonConfigurationException(
+                "Command [" + commandName + "] is claimed by aggregate type [" + ringAggregate.getName()
+                        + "] through a ring repository and by aggregate type [" + ownRepositoryAggregate.getName()
+                        + "] with a repository of its own: each command runs one way or the other");
+    }
+
+    /**
+     * @return the own-repository route of the command name, or null when no aggregate with a repository of its own
+     * handles it
+     */
+    public OwnRepositoryRoute ownRepositoryRouteFor(String commandName) {
+        return ownRepositoryRoutes.get(commandName);
     }
 
     /**

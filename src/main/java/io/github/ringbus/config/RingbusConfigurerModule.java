@@ -20,9 +20,9 @@ import java.lang.annotation.Annotation;
  * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
  * default {@code EventSourcingRepository}, with the aggregate's own snapshot trigger and command target resolver;
  * a cache, or a lock factory other than Axon's in-process ones, configured for it fails start-up (see
- * {@link AggregateConfigurerSettings}). An aggregate configured with a repository of its own keeps it and runs as
- * an ordinary handler. Aggregates mapped with JPA ({@code @Entity}) keep the repository they were
- * configured with and run as ordinary handlers on the handler threads. With any other command bus this module does
+ * {@link AggregateConfigurerSettings}). Aggregates mapped with JPA ({@code @Entity}), and aggregates configured with a
+ * repository of their own, keep their repository; their commands are routed by aggregate and each runs whole on its
+ * aggregate's handler thread (see {@link RingCommandBus#registerOwnRepositoryAggregate}). With any other command bus this module does
  * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
  * once per command class).
  */
@@ -45,6 +45,9 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
             return;
         }
         for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
+            if (isJpaEntity(aggregate.aggregateType()) || AggregateConfigurerSettings.hasOwnRepository(aggregate)) {
+                OwnRepositoryAggregates.routeAtStart(() -> ring, aggregate, configuration);
+            }
             routeThroughRing(ring, aggregate);
         }
     }
@@ -52,14 +55,15 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
     private static <A> void routeThroughRing(RingCommandBus ring, AggregateConfigurer<A> aggregate) {
         Class<A> type = aggregate.aggregateType();
         if (isJpaEntity(type)) {
-            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
+            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository; each of its commands runs whole "
+                                + "on the handler thread that owns its aggregate, in a transaction of its own",
+                        type.getName());
             return;
         }
         if (AggregateConfigurerSettings.hasOwnRepository(aggregate)) {
-            logger.info("Aggregate [{}] is configured with a repository of its own: it keeps it, and its commands run "
-                                + "as plain handlers on the ring's handler threads, whose Units of Work commit on "
-                                + "another thread than the handler's: the repository must not use thread-bound "
-                                + "locks (give it NullLockFactory)", type.getName());
+            logger.info("Aggregate [{}] is configured with a repository of its own: it keeps it; each of its commands "
+                                + "runs whole on the handler thread that owns its aggregate, in a transaction of its "
+                                + "own", type.getName());
             return;
         }
         aggregate.configureRepository(c -> {

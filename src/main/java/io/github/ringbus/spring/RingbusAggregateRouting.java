@@ -2,6 +2,7 @@ package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.config.AggregateConfigurerSettings;
+import io.github.ringbus.config.OwnRepositoryAggregates;
 import io.github.ringbus.config.RingbusConfigurerModule;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.common.AxonConfigurationException;
@@ -30,12 +31,11 @@ import java.util.Set;
  * and not the ones listed in {@code META-INF/services}. Spring registers every {@code @Aggregate} through an
  * {@link AggregateConfigurer} (by a {@link SpringAggregateConfigurer} bean), so they are all found here.
  * <p>
- * Left alone, as in the plain Axon module: aggregates mapped with JPA ({@code @Entity}), and aggregates whose
+ * Keep their repository: aggregates mapped with JPA ({@code @Entity}), and aggregates whose
  * {@code @Aggregate(repository = ...)} names a repository bean (or that have a bean called
- * {@code <aggregate>Repository} of their own). Their commands still run on the ring's handler threads, and their
- * Units of Work commit on the ring's complete-stage thread: such a repository must not hold thread-bound locks
- * (build it with {@code NullLockFactory}; Axon's Spring support already does so for JPA aggregates unless the
- * application configures a {@code LockFactory}).
+ * {@code <aggregate>Repository} of their own). Their commands are routed by aggregate, and each runs whole on the
+ * handler thread that owns its aggregate, in a Unit of Work and transaction of its own, lock included (see
+ * {@link RingCommandBus#registerOwnRepositoryAggregate}).
  * <p>
  * The ring bus bean is looked up by name at initialization and only fetched when a repository is first needed, so
  * this module does not create the bus while Axon's configuration is being built. The bean may expose another type
@@ -69,6 +69,10 @@ public class RingbusAggregateRouting implements ConfigurerModule {
         }
         Set<Class<?>> withOwnRepository = aggregatesWithOwnRepository();
         for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
+            if (RingbusConfigurerModule.isJpaEntity(aggregate.aggregateType())
+                    || withOwnRepository.contains(aggregate.aggregateType())) {
+                OwnRepositoryAggregates.routeAtStart(() -> ring(busName), aggregate, configuration);
+            }
             route(busName, aggregate, withOwnRepository);
         }
     }
@@ -76,13 +80,14 @@ public class RingbusAggregateRouting implements ConfigurerModule {
     private <A> void route(String busName, AggregateConfigurer<A> aggregate, Set<Class<?>> withOwnRepository) {
         Class<A> type = aggregate.aggregateType();
         if (RingbusConfigurerModule.isJpaEntity(type)) {
-            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository", type.getName());
+            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository; each of its commands runs whole "
+                                + "on the handler thread that owns its aggregate, in a transaction of its own",
+                        type.getName());
             return;
         }
         if (withOwnRepository.contains(type)) {
-            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it. Its commands still run on "
-                                + "the ring, whose Units of Work commit on another thread than the handler's: the "
-                                + "repository must not use thread-bound locks (give it NullLockFactory)",
+            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it; each of its commands runs "
+                                + "whole on the handler thread that owns its aggregate, in a transaction of its own",
                         type.getName());
             return;
         }

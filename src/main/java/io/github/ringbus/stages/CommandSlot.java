@@ -51,6 +51,11 @@ public final class CommandSlot implements StageTimes {
     /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
     Throwable preloadFailure;
     long preloadedNanos;
+    /**
+     * True for a command of an aggregate with a repository of its own (a state-stored one): the handle stage runs it
+     * whole, in a Unit of Work and a transaction of its own (see {@link WholeCommandRunner}).
+     */
+    boolean runsWhole;
 
     // --- written by the handle stage -------------------------------------------------------------------------------
     final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
@@ -187,6 +192,7 @@ public final class CommandSlot implements StageTimes {
         expectedVersion = null;
         invokeAggregateDirectly = false;
         preloadFailure = null;
+        runsWhole = false;
         events.clear();
         result = null;
         handlerFailure = null;

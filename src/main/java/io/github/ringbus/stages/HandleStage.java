@@ -11,6 +11,7 @@ import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.messaging.GenericResultMessage;
 import org.axonframework.messaging.Message;
 import org.axonframework.messaging.ResultMessage;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
 import org.axonframework.eventhandling.EventMessage;
@@ -32,7 +33,8 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * There is one instance per handler thread, each owning the commands whose segment is its index; commands for one
  * aggregate therefore run on one thread in dispatch order. A handler's failure is recorded in the slot; when the
  * rollback configuration discards its events, the aggregate is restored to its state before the command (see
- * {@link AggregateHolder}) before the thread moves on.
+ * {@link AggregateHolder}) before the thread moves on. A command of an aggregate with a repository of its own
+ * (state-stored) runs whole here, Unit of Work and transaction included (see {@link WholeCommandRunner}).
  */
 final class HandleStage implements EventHandler<CommandSlot> {
 
@@ -44,19 +46,23 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final RingEventStore splitStore;
     private final CommandBusSpanFactory spanFactory;
     private final boolean timed;
+    private final WholeCommandRunner wholeCommands;
 
     HandleStage(int segment,
                 List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
                 RollbackConfiguration rollbackConfiguration,
                 RingEventStore splitStore,
                 CommandBusSpanFactory spanFactory,
-                boolean timed) {
+                boolean timed,
+                TransactionManager transactionManager) {
         this.segment = segment;
         this.interceptors = interceptors;
         this.rollbackConfiguration = rollbackConfiguration;
         this.splitStore = splitStore;
         this.spanFactory = spanFactory;
         this.timed = timed;
+        this.wholeCommands =
+                new WholeCommandRunner(interceptors, rollbackConfiguration, transactionManager);
     }
 
     @Override
@@ -151,6 +157,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+        if (slot.runsWhole) {
+            wholeCommands.run(slot);
+            return;
+        }
         SlotUnitOfWork unitOfWork = slot.unitOfWork;
         unitOfWork.startFor(slot.command);
         try {

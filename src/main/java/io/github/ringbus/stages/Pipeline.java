@@ -94,7 +94,7 @@ public final class Pipeline {
         for (int segment = 0; segment < handle.length; segment++) {
             handle[segment] = new HandleStage(segment, settings.handlerInterceptors(),
                                               settings.rollbackConfiguration(), splitStore,
-                                              settings.spanFactory(), timed);
+                                              settings.spanFactory(), timed, settings.transactionManager());
         }
         StoreStage store = new StoreStage(settings.eventStore(), settings.transactionManager(),
                                           settings.maxStoreBatchEvents(), settings.monitor(), inTransaction);

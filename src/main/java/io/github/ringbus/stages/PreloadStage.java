@@ -2,6 +2,7 @@ package io.github.ringbus.stages;
 
 import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.bus.CommandRoutes;
+import io.github.ringbus.bus.OwnRepositoryRoute;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.messaging.MessageHandler;
@@ -71,7 +72,12 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         slot.handler = handler;
         CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(commandName);
         if (route == null) {
-            slot.segment = segmentOfSequence(sequence);
+            OwnRepositoryRoute ownRepository = routes.ownRepositoryRouteFor(commandName);
+            if (ownRepository == null) {
+                slot.segment = segmentOfSequence(sequence);
+            } else {
+                routeOwnRepository(slot, ownRepository, sequence);
+            }
             return;
         }
         slot.repository = route.repository();
@@ -98,6 +104,21 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         }
         slot.holder = holder;
         slot.segment = segmentOf(identifier);
+    }
+
+    /**
+     * The command of an aggregate with a repository of its own (a state-stored one) goes to the handler thread that
+     * owns its target identifier, like a ring aggregate's, so that one aggregate's commands run in ring order on one
+     * thread; nothing is loaded here (its repository loads it, with its lock, on that thread, where the command then
+     * runs whole). A creation command that names no target goes to any thread; an instance command whose target
+     * cannot be resolved fails here, as Axon's handler would.
+     */
+    private void routeOwnRepository(CommandSlot slot, OwnRepositoryRoute route, long sequence) {
+        String identifier = route.createsAggregate()
+                ? targetOrNull(route.targetResolver(), slot.command)
+                : route.targetResolver().resolveTarget(slot.command).getIdentifier();
+        slot.segment = identifier == null ? segmentOfSequence(sequence) : segmentOf(identifier);
+        slot.runsWhole = true;
     }
 
     private static String targetOrNull(CommandTargetResolver targetResolver, CommandMessage<?> command) {
