@@ -21,6 +21,7 @@ import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.commandhandling.callbacks.LoggingCallback;
 import org.axonframework.commandhandling.callbacks.NoOpCallback;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
@@ -169,7 +170,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @Override
     public <C> void dispatch(CommandMessage<C> command) {
-        dispatch(command, NoOpCallback.INSTANCE);
+        // As SimpleCommandBus's default callback: failures logged at WARN, successes at INFO.
+        dispatch(command, LoggingCallback.INSTANCE);
     }
 
     @Override
@@ -188,7 +190,13 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             span.recordException(e);
             throw e;
         } finally {
-            span.end();
+            try {
+                span.end();
+            } catch (RuntimeException | Error tracingFailure) {
+                // The command was dispatched (or refused through its callback): tracing does not undo that.
+                logger.warn("Tracing failed to end the dispatch span of command [{}]", command.getCommandName(),
+                            tracingFailure);
+            }
         }
     }
 
@@ -327,8 +335,12 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                     + command.getCommandName() + "] was not handled")
                 : new ShutdownInProgressException("RingCommandBus is shut down; command ["
                                                           + command.getCommandName() + "] was not handled");
-        if (callback == NoOpCallback.INSTANCE) {
+        if (callback == LoggingCallback.INSTANCE || callback == NoOpCallback.INSTANCE) {
+            // Fire-and-forget: nobody hears of the refusal but the monitor and this log, which says it once a
+            // second (a burst after shutdown would otherwise log a line per command).
             refusedFireAndForget.record(refusal);
+            fail(command, NoOpCallback.INSTANCE, monitorCallback, refusal);
+            return;
         }
         fail(command, callback, monitorCallback, refusal);
     }

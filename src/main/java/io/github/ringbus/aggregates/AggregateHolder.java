@@ -123,10 +123,12 @@ public final class AggregateHolder<T> {
     public int beginCommand(CommandSlot slot) throws Exception {
         int poisoned = (int) POISONED_GENERATION.getAcquire(this);
         if (poisoned >= generation) {
-            // Nothing of generation <= poisoned will be appended any more: the store holds the true state.
+            // Nothing of generation <= poisoned will be appended any more: the store holds the true state. Read it
+            // before changing anything: if the read fails, the next command tries again.
+            EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
             generation = poisoned + 1;
             unstored.clear();
-            aggregate = repository.readFromStore(identifier, this, List.of());
+            aggregate = rebuilt;
         }
         long stored = (long) STORED_SEQUENCE.getAcquire(this);
         while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {

@@ -33,6 +33,7 @@ public final class RefusalLog {
             return;
         }
         long count = unlogged.getAndSet(0);
-        logger.warn("{} command(s) dispatched without a callback were not handled: {}", count, refusal.getMessage());
+        logger.warn("ringbus dropped {} fire-and-forget command(s) since the last such warning; the last: {}", count,
+                    refusal.getMessage());
     }
 }

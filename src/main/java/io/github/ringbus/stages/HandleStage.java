@@ -102,9 +102,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Handles the command inside a handle span. Tracing never changes a command's outcome: a span factory or span that
-     * throws is logged and the command is handled as without it (once the handler ran, failing the command would
-     * leave its aggregate ahead of the store).
+     * Handles the command inside a handle span. A span that cannot be created fails the command before its handler
+     * runs, as on Axon's buses; once the handler ran, a span that throws is logged and the command's outcome stands
+     * (failing it then would leave its aggregate ahead of the store).
      */
     private void handleTraced(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
         Span span;
@@ -113,9 +113,17 @@ final class HandleStage implements EventHandler<CommandSlot> {
             span = spanFactory.createHandleCommandSpan(slot.command, false).start();
             scope = span.makeCurrent();
         } catch (RuntimeException | Error tracingFailure) {
-            logger.warn("Tracing failed to start the handle span of command [{}]; handled untraced",
-                        slot.commandName(), tracingFailure);
-            handle(slot, handler);
+            // As on Axon's buses, where the handle span wraps the handler: the command is not handled. Nothing ran,
+            // so nothing is to be undone.
+            slot.handlerFailure = tracingFailure;
+            slot.rolledBack = true;
+            if (slot.holder != null) {
+                try {
+                    slot.holder.commandRolledBack(slot.events); // unbinds the slot; no event was applied
+                } catch (Exception restoreFailure) {
+                    tracingFailure.addSuppressed(restoreFailure);
+                }
+            }
             return;
         }
         try {

@@ -73,7 +73,12 @@ final class BehaviourRing implements AutoCloseable {
 
     /** A ring that was built but not started. */
     static BehaviourRing notStarted() {
-        return new BehaviourRing(b -> b, BehaviourRing::ringEventStore, false);
+        return notStarted(b -> b);
+    }
+
+    /** A ring with the given settings that was built but not started. */
+    static BehaviourRing notStarted(UnaryOperator<RingCommandBus.Builder> settings) {
+        return new BehaviourRing(settings, BehaviourRing::ringEventStore, false);
     }
 
     /** A started ring on Axon's plain {@link EmbeddedEventStore}, where the store stage appends and publishes. */
@@ -166,11 +171,24 @@ final class BehaviourRing implements AutoCloseable {
      */
     void assertStillHandlesValidCommands() {
         String account = "probe-" + probes.incrementAndGet();
+        awaitFreeSlot();
         CommandResultMessage<?> opened = sendAndWait(new AccountCommands.Open(account));
         assertThat(opened.isExceptional()).as("open %s after the failure: %s", account, opened).isFalse();
+        awaitFreeSlot();
         CommandResultMessage<?> deposited = sendAndWait(new AccountCommands.Deposit(account, 3));
         assertThat(deposited.isExceptional()).as("deposit on %s after the failure: %s", account, deposited).isFalse();
         assertThat(deposited.getPayload()).isEqualTo(3L);
+    }
+
+    /**
+     * Waits (at most 5 s) for a free slot: the complete stage frees a slot just after its callback returns, so on a
+     * FAIL_FAST ring a probe sent right after the callbacks of a full ring could still be refused.
+     */
+    private void awaitFreeSlot() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (bus.remainingCapacity() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
     }
 
     // --- the store ---------------------------------------------------------------------------------------------------

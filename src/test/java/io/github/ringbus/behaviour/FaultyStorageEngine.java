@@ -54,10 +54,16 @@ final class FaultyStorageEngine implements EventStorageEngine {
     private final Set<Object> refused = ConcurrentHashMap.newKeySet();
     private final Queue<String> storingThreads = new ConcurrentLinkedQueue<>();
     private volatile boolean failing;
+    private final java.util.concurrent.atomic.AtomicInteger readFailures = new java.util.concurrent.atomic.AtomicInteger();
 
     /** While on, every append fails at once. */
     void failAppends(boolean on) {
         this.failing = on;
+    }
+
+    /** The next read of an aggregate's events fails at once. */
+    void failNextRead() {
+        readFailures.incrementAndGet();
     }
 
     /** Plans the next unplanned append call to fail at once. */
@@ -158,6 +164,9 @@ final class FaultyStorageEngine implements EventStorageEngine {
 
     @Override
     public DomainEventStream readEvents(String aggregateIdentifier, long firstSequenceNumber) {
+        if (readFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new EventStoreException(INJECTED + ": reading aggregate " + aggregateIdentifier);
+        }
         return delegate.readEvents(aggregateIdentifier, firstSequenceNumber);
     }
 

@@ -350,4 +350,20 @@ class StoreFailureTest {
         });
         return latch;
     }
+
+    @Test
+    void aRebuildThatCannotReadTheStoreFailsItsCommandAndTheNextCommandRebuildsFromWhatIsStored() {
+        ring = BehaviourRing.started();
+        ring.sendAndWait(new Open("reread"));
+        ring.engine.failNextAppend();
+        ring.send(new Deposit("reread", 5)).awaitFailure(); // its events are lost: rebuild next
+        ring.engine.failNextRead();
+
+        Throwable unreadable = ring.send(new Deposit("reread", 7)).awaitFailure();
+        Object balance = ring.send(new Deposit("reread", 11)).awaitSuccess();
+
+        assertThat(unreadable).hasMessageContaining(FaultyStorageEngine.INJECTED);
+        assertThat(balance).isEqualTo(11L);
+        assertThat(ring.storedSequenceNumbers("reread")).containsExactly(0L, 1L);
+    }
 }
