@@ -234,9 +234,7 @@ class NestedCommandTest {
     void aCallbackWaitingForAPlainHandlersCommandGetsItsResult() {
         CommandGateway gateway = startRing(r -> r);
 
-        Object result = noHang(() -> gateway.send(new Create("r"))
-                                            .thenApply(created -> gateway.sendAndWait(echo("from callback")))
-                                            .get(5, TimeUnit.SECONDS));
+        Object result = noHang(() -> onCreatedCallback(() -> gateway.sendAndWait(echo("from callback"))));
 
         assertThat(result).isEqualTo("from callback@ringbus-complete");
     }
@@ -245,19 +243,29 @@ class NestedCommandTest {
     void aCallbackWaitingForAnAggregatesCommandFailsAtOnce() {
         CommandGateway gateway = startRing(r -> r);
 
-        Object result = noHang(() -> gateway.send(new Create("r"))
-                                            .thenApply(created -> {
-                                                try {
-                                                    return gateway.sendAndWait(new Add("r", 1));
-                                                } catch (RuntimeException e) {
-                                                    return e;
-                                                }
-                                            })
-                                            .get(5, TimeUnit.SECONDS));
+        Object result = noHang(() -> onCreatedCallback(() -> gateway.sendAndWait(new Add("r", 1))));
 
         assertThat(result).isInstanceOf(PipelineWaitException.class);
         assertThat(((Throwable) result).getMessage()).contains("ringbus-complete");
         assertThat(ring.storedPayloads("r")).containsExactly(new Created("r"));
+    }
+
+    /**
+     * Dispatches {@code Create("r")} with a callback that runs the action, so that the action surely runs on the
+     * complete stage's thread (a continuation of a future that already completed would run on the test's thread);
+     * returns what the action returned or threw.
+     */
+    private Object onCreatedCallback(java.util.function.Supplier<Object> action) throws Exception {
+        CompletableFuture<Object> outcome = new CompletableFuture<>();
+        ring.bus.dispatch(org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage(new Create("r")),
+                          (command, created) -> {
+                              try {
+                                  outcome.complete(action.get());
+                              } catch (RuntimeException e) {
+                                  outcome.complete(e);
+                              }
+                          });
+        return outcome.get(5, TimeUnit.SECONDS);
     }
 
     // --- subscribing event handlers: the publish stage, or the store stage on a plain EmbeddedEventStore ---------
