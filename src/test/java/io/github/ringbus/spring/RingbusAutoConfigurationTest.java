@@ -18,7 +18,6 @@ import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.config.Configuration;
 import org.axonframework.eventhandling.DomainEventMessage;
-import org.axonframework.common.lock.NullLockFactory;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.EventSourcingRepository;
@@ -92,16 +91,14 @@ class RingbusAutoConfigurationTest {
     static class OwnRepository {
 
         /**
-         * The ring commits a command's Unit of Work on its complete-stage thread, not on the handler thread that
-         * loaded the aggregate: a repository of the application's own must not hold thread-bound locks (Axon's
-         * default PessimisticLockFactory fails the commit with "a lock is no longer held"). The ring already runs
-         * the commands of one aggregate one at a time, on one handler thread.
+         * With Axon's default PessimisticLockFactory, a thread-bound lock: each command of an aggregate with a
+         * repository of its own runs whole on the handler thread that owns the aggregate (load, handle, commit, lock
+         * released), so the lock is taken and released on one thread.
          */
         @Bean
         EventSourcingRepository<LedgerWithOwnRepository> ledgerRepository(EventStore eventStore) {
             return EventSourcingRepository.builder(LedgerWithOwnRepository.class)
                                           .eventStore(eventStore)
-                                          .lockFactory(NullLockFactory.INSTANCE)
                                           .build();
         }
     }
@@ -223,9 +220,11 @@ class RingbusAutoConfigurationTest {
             });
 
             context.getBean(CommandGateway.class).sendAndWait(new LedgerWithOwnRepository.OpenLedger("l"));
+            context.getBean(CommandGateway.class).sendAndWait(new LedgerWithOwnRepository.OpenLedger("m"));
 
-            assertThat(threads).singleElement().asString().startsWith("ringbus-handle-");
+            assertThat(threads).hasSize(2).allMatch(thread -> thread.startsWith("ringbus-handle-"));
             assertThat(context.getBean(EventStore.class).readEvents("l").asStream().count()).isEqualTo(1);
+            assertThat(context.getBean(EventStore.class).readEvents("m").asStream().count()).isEqualTo(1);
         });
     }
 
