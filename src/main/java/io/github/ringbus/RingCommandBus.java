@@ -20,7 +20,6 @@ import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.commandhandling.callbacks.LoggingCallback;
 import org.axonframework.commandhandling.callbacks.NoOpCallback;
 import org.axonframework.common.AxonConfigurationException;
@@ -150,7 +149,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 builder.maxStoreBatchEvents, handlerInterceptors,
                 builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
         this.spanFactory = builder.tracingSpanFactory();
-        this.nested = new NestedDispatch(routes, dispatchInterceptors, handlerInterceptors, messageMonitor,
+        this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, messageMonitor,
                                          builder.rollbackConfiguration);
         this.snapshots = new SnapshotThread(builder.threadNamePrefix + "-snapshot");
         this.snapshotTriggerDefinition = snapshots.offPipeline(
@@ -217,8 +216,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             MessageMonitor.MonitorCallback monitorCallback = messageMonitor.onMessageIngested(intercepted);
             if (routes.handlerFor(intercepted.getCommandName()) == null) {
                 // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
-                fail(intercepted, callback, monitorCallback, new NoHandlerForCommandException(
-                        "No handler was subscribed for command [" + intercepted.getCommandName() + "]."));
+                fail(intercepted, callback, monitorCallback, CommandRoutes.noHandlerFor(intercepted.getCommandName()));
                 return;
             }
             long sequence = claim(intercepted, callback, monitorCallback);

@@ -278,11 +278,7 @@ public final class RingRepository<T> implements Repository<T> {
                     "Aggregate [" + aggregateType.getSimpleName() + "] with identifier [" + holder.identifier()
                             + "] already exists; command [" + slot.commandName() + "] cannot create it again");
         }
-        EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
-                factoryMethod, model, holder.sink(), repositoryProvider,
-                snapshotTriggerDefinition.prepareTrigger(aggregateType)
-        );
-        initMethod.accept(aggregate);
+        EventSourcedAggregate<T> aggregate = initializeNew(holder, factoryMethod, initMethod);
         String created = aggregate.identifierAsString();
         if (holder.identifier() != null && created != null && !holder.identifier().equals(created)) {
             throw new IllegalStateException(
@@ -305,12 +301,19 @@ public final class RingRepository<T> implements Repository<T> {
                                          Consumer<Aggregate<T>> initMethod) throws Exception {
         AggregateHolder<T> holder = new AggregateHolder<>(this, null);
         holder.bind(slot);
+        EventSourcedAggregate<T> aggregate = initializeNew(holder, factoryMethod, initMethod);
+        holder.created(aggregate);
+        return aggregate;
+    }
+
+    /** A new aggregate from its factory method, applying its events into the holder's slot. */
+    private EventSourcedAggregate<T> initializeNew(AggregateHolder<T> holder, Callable<T> factoryMethod,
+                                                   Consumer<Aggregate<T>> initMethod) throws Exception {
         EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
                 factoryMethod, model, holder.sink(), repositoryProvider,
                 snapshotTriggerDefinition.prepareTrigger(aggregateType)
         );
         initMethod.accept(aggregate);
-        holder.created(aggregate);
         return aggregate;
     }
 

@@ -2,6 +2,7 @@ package io.github.ringbus.bus;
 
 import io.github.ringbus.aggregates.RingRepository;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
 import org.axonframework.messaging.MessageHandler;
@@ -161,6 +162,14 @@ public final class CommandRoutes {
      */
     public OwnRepositoryRoute ownRepositoryRouteFor(String commandName) {
         return ownRepositoryRoutes.get(commandName);
+    }
+
+    /**
+     * @param commandName a command name no handler is subscribed for
+     * @return the failure Axon's own buses report for it, with their message
+     */
+    public static NoHandlerForCommandException noHandlerFor(String commandName) {
+        return new NoHandlerForCommandException("No handler was subscribed for command [" + commandName + "].");
     }
 
     /**

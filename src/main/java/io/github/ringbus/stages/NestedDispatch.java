@@ -5,10 +5,8 @@ import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.PipelineWaitException;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.messaging.DefaultInterceptorChain;
-import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.ResultMessage;
@@ -20,6 +18,7 @@ import org.axonframework.monitoring.MessageMonitor;
 
 import java.util.List;
 import java.util.concurrent.Future;
+import java.util.function.UnaryOperator;
 
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
@@ -50,20 +49,20 @@ public final class NestedDispatch {
     private static final int GATEWAY_FRAMES = 64;
 
     private final CommandRoutes routes;
-    private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
+    private final UnaryOperator<CommandMessage<?>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final MessageMonitor<? super CommandMessage<?>> messageMonitor;
     private final RollbackConfiguration rollbackConfiguration;
 
     /**
      * @param routes                the bus's handlers and aggregate routes
-     * @param dispatchInterceptors  the bus's dispatch interceptors (live list)
+     * @param dispatchInterceptors  applies the bus's dispatch interceptors
      * @param handlerInterceptors   the bus's handler interceptors (live list)
      * @param messageMonitor        the bus's message monitor
      * @param rollbackConfiguration which handler exceptions roll a command back
      */
     public NestedDispatch(CommandRoutes routes,
-                          List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
+                          UnaryOperator<CommandMessage<?>> dispatchInterceptors,
                           List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
                           MessageMonitor<? super CommandMessage<?>> messageMonitor,
                           RollbackConfiguration rollbackConfiguration) {
@@ -135,12 +134,11 @@ public final class NestedDispatch {
     /** Runs the command now, on this thread, as SimpleCommandBus would; a null handler fails it as not handled. */
     private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
                             MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer) {
-        CommandMessage<?> intercepted = intercept(command);
+        CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
         MessageMonitor.MonitorCallback monitor = messageMonitor.onMessageIngested(intercepted);
         ResultMessage<?> result;
         if (handler == null) {
-            result = asCommandResultMessage(new NoHandlerForCommandException(
-                    "No handler was subscribed for command [" + intercepted.getCommandName() + "]."));
+            result = asCommandResultMessage(CommandRoutes.noHandlerFor(intercepted.getCommandName()));
         } else {
             int eventsBefore = outer == null ? 0 : outer.events.size();
             DefaultUnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(intercepted);
@@ -172,15 +170,6 @@ public final class NestedDispatch {
         outer.unitOfWork.onPrepareCommit(u -> {
             throw new IllegalStateException(message, failure);
         });
-    }
-
-    @SuppressWarnings("unchecked")
-    private CommandMessage<?> intercept(CommandMessage<?> command) {
-        CommandMessage<?> intercepted = command;
-        for (MessageDispatchInterceptor<? super CommandMessage<?>> interceptor : dispatchInterceptors) {
-            intercepted = (CommandMessage<?>) interceptor.handle(intercepted);
-        }
-        return intercepted;
     }
 
     /** True when a {@code CommandGateway.sendAndWait} is on this thread's stack: the caller waits for the result. */

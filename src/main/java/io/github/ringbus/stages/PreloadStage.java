@@ -4,7 +4,6 @@ import io.github.ringbus.aggregates.AggregateHolder;
 import io.github.ringbus.bus.CommandRoutes;
 import io.github.ringbus.bus.OwnRepositoryRoute;
 import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.AggregateNotFoundException;
@@ -65,8 +64,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         String commandName = command.getCommandName();
         MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(commandName);
         if (handler == null) {
-            slot.preloadFailure = new NoHandlerForCommandException(
-                    "No handler was subscribed for command [" + commandName + "].");
+            slot.preloadFailure = CommandRoutes.noHandlerFor(commandName);
             return;
         }
         slot.handler = handler;
