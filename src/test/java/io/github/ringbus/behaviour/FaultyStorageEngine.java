@@ -53,6 +53,7 @@ final class FaultyStorageEngine implements EventStorageEngine {
     private final Set<Object> conflicting = ConcurrentHashMap.newKeySet();
     private final Set<Object> refused = ConcurrentHashMap.newKeySet();
     private final Queue<String> storingThreads = new ConcurrentLinkedQueue<>();
+    private final Queue<List<Object>> storedAppends = new ConcurrentLinkedQueue<>();
     private volatile boolean failing;
     private final java.util.concurrent.atomic.AtomicInteger readFailures = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -108,6 +109,11 @@ final class FaultyStorageEngine implements EventStorageEngine {
         plan.add(new Planned(null, true, true));
     }
 
+    /** The payloads of each append call that stored events, one list per call, in order. */
+    List<List<Object>> storedAppends() {
+        return List.copyOf(storedAppends);
+    }
+
     /** The names of the threads of the append calls that stored events, in order. */
     List<String> storingThreads() {
         return List.copyOf(storingThreads);
@@ -146,6 +152,7 @@ final class FaultyStorageEngine implements EventStorageEngine {
         }
         delegate.appendEvents(events);
         storingThreads.add(Thread.currentThread().getName());
+        storedAppends.add(events.stream().map(EventMessage::getPayload).collect(Collectors.toList()));
     }
 
     private static String describe(List<? extends EventMessage<?>> events) {

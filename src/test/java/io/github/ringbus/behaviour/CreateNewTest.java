@@ -1,32 +1,21 @@
-package io.github.ringbus.config;
+package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.events.RingEventStore;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.gateway.CommandGateway;
-import org.axonframework.common.Registration;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.DefaultConfigurer;
 import org.axonframework.eventhandling.DomainEventMessage;
-import org.axonframework.eventhandling.EventMessage;
-import org.axonframework.eventhandling.TrackedEventMessage;
-import org.axonframework.eventhandling.TrackingToken;
 import org.axonframework.eventsourcing.EventSourcingHandler;
-import org.axonframework.eventsourcing.eventstore.DomainEventStream;
-import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
-import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -39,7 +28,7 @@ import static org.axonframework.modelling.command.AggregateLifecycle.createNew;
  */
 class CreateNewTest {
 
-    private final RecordingEngine engine = new RecordingEngine();
+    private final FaultyStorageEngine engine = new FaultyStorageEngine();
     private Configuration configuration;
 
     @AfterEach
@@ -70,7 +59,7 @@ class CreateNewTest {
         assertThat(payloads("pos")).containsExactly(new PositionOpened("pos", "pf"));
         assertThat(sequenceNumbers("pos")).containsExactly(0L);
         assertThat(payloads("pf")).containsExactly(new PortfolioOpened("pf"), new PositionRequested("pf", "pos"));
-        assertThat(engine.appends).contains(List.of(new PositionRequested("pf", "pos"),
+        assertThat(engine.storedAppends()).contains(List.of(new PositionRequested("pf", "pos"),
                                                     new PositionOpened("pos", "pf")));
     }
 
@@ -239,59 +228,6 @@ class CreateNewTest {
         @EventSourcingHandler
         void on(Bought event) {
             this.quantity += event.quantity();
-        }
-    }
-
-    /** Axon's in-memory engine that records the payloads of each append call. */
-    static final class RecordingEngine implements EventStorageEngine {
-
-        private final InMemoryEventStorageEngine delegate = new InMemoryEventStorageEngine();
-        final List<List<Object>> appends = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void appendEvents(List<? extends EventMessage<?>> events) {
-            appends.add(events.stream().map(EventMessage::getPayload).collect(Collectors.toList()));
-            delegate.appendEvents(events);
-        }
-
-        @Override
-        public void storeSnapshot(DomainEventMessage<?> snapshot) {
-            delegate.storeSnapshot(snapshot);
-        }
-
-        @Override
-        public Stream<? extends TrackedEventMessage<?>> readEvents(TrackingToken trackingToken, boolean mayBlock) {
-            return delegate.readEvents(trackingToken, mayBlock);
-        }
-
-        @Override
-        public DomainEventStream readEvents(String aggregateIdentifier, long firstSequenceNumber) {
-            return delegate.readEvents(aggregateIdentifier, firstSequenceNumber);
-        }
-
-        @Override
-        public Optional<DomainEventMessage<?>> readSnapshot(String aggregateIdentifier) {
-            return delegate.readSnapshot(aggregateIdentifier);
-        }
-
-        @Override
-        public Optional<Long> lastSequenceNumberFor(String aggregateIdentifier) {
-            return delegate.lastSequenceNumberFor(aggregateIdentifier);
-        }
-
-        @Override
-        public TrackingToken createTailToken() {
-            return delegate.createTailToken();
-        }
-
-        @Override
-        public TrackingToken createHeadToken() {
-            return delegate.createHeadToken();
-        }
-
-        @Override
-        public TrackingToken createTokenAt(Instant dateTime) {
-            return delegate.createTokenAt(dateTime);
         }
     }
 }
