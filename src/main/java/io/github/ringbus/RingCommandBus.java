@@ -1,19 +1,5 @@
 package io.github.ringbus;
 
-import io.github.ringbus.aggregates.AnnotatedTargetResolver;
-import io.github.ringbus.aggregates.SnapshotThread;
-import io.github.ringbus.aggregates.RingRepository;
-import io.github.ringbus.aggregates.AggregateCommandNames;
-import io.github.ringbus.bus.CommandRoutes;
-import io.github.ringbus.bus.DispatchGate;
-import io.github.ringbus.bus.FullRingPolicy;
-import io.github.ringbus.bus.PublishMode;
-import io.github.ringbus.bus.RefusalLog;
-import io.github.ringbus.bus.RingFullException;
-import io.github.ringbus.bus.WaitStrategyChoice;
-import io.github.ringbus.stages.NestedDispatch;
-import io.github.ringbus.stages.Pipeline;
-import io.github.ringbus.stages.PipelineMonitor;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
 import org.axonframework.commandhandling.CommandBus;
@@ -45,6 +31,7 @@ import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.RollbackConfigurationType;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.inspection.AggregateMetaModelFactory;
 import org.axonframework.modelling.command.inspection.AggregateModel;
@@ -93,7 +80,7 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * refuses new commands, then drains every command in flight.
  * <p>
  * Build one with {@link #builder()}; aggregates configured with Axon's {@code configureAggregate} are routed through
- * the ring automatically (see {@link io.github.ringbus.config.RingbusConfigurerModule}), or register them directly
+ * the ring automatically (see {@link io.github.ringbus.RingbusConfigurerModule}), or register them directly
  * with {@link #registerAggregate(Class)}.
  */
 public final class RingCommandBus implements CommandBus, Lifecycle {
@@ -393,7 +380,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param <A>                the aggregate type
      * @return the repository
      */
-    public <A> RingRepository<A> createRepository(AggregateModel<A> model,
+    <A> RingRepository<A> createRepository(AggregateModel<A> model,
                                                   AggregateFactory<A> aggregateFactory,
                                                   RepositoryProvider repositoryProvider,
                                                   CommandTargetResolver targetResolver) {
@@ -409,7 +396,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      *                        for the bus's (see {@link Builder#snapshotTriggerDefinition}). Its snapshots are taken
      *                        on the bus's snapshot thread.
      */
-    public <A> RingRepository<A> createRepository(AggregateModel<A> model,
+    <A> RingRepository<A> createRepository(AggregateModel<A> model,
                                                   AggregateFactory<A> aggregateFactory,
                                                   RepositoryProvider repositoryProvider,
                                                   CommandTargetResolver targetResolver,
@@ -431,7 +418,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * configured {@link AggregateMetaModelFactory}, parameter resolvers and handler definitions) and the given
      * factory.
      */
-    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+    <A> RingRepository<A> createRepository(Class<A> aggregateType,
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration) {
         return createRepository(aggregateType, aggregateFactory, configuration, NoSnapshotTriggerDefinition.INSTANCE);
@@ -445,7 +432,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param snapshotTrigger the aggregate's own snapshot trigger definition, or {@link NoSnapshotTriggerDefinition}
      *                        for the bus's; its snapshots are taken on the bus's snapshot thread
      */
-    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+    <A> RingRepository<A> createRepository(Class<A> aggregateType,
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration,
                                                   SnapshotTriggerDefinition snapshotTrigger) {
@@ -460,7 +447,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param targetResolver the resolver the aggregate's command handler uses, so that the preload stage finds the
      *                       same target; null for the configuration's (or the bus's)
      */
-    public <A> RingRepository<A> createRepository(Class<A> aggregateType,
+    <A> RingRepository<A> createRepository(Class<A> aggregateType,
                                                   AggregateFactory<A> aggregateFactory,
                                                   Configuration configuration,
                                                   SnapshotTriggerDefinition snapshotTrigger,
@@ -497,7 +484,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @throws org.axonframework.common.AxonConfigurationException when another aggregate type already handles one
      *                                                             of its commands, or a ring repository routes one
      */
-    public void registerOwnRepositoryAggregate(AggregateModel<?> model, CommandTargetResolver targetResolver) {
+    void registerOwnRepositoryAggregate(AggregateModel<?> model, CommandTargetResolver targetResolver) {
         Objects.requireNonNull(model, "model must not be null");
         Objects.requireNonNull(targetResolver, "targetResolver must not be null");
         routes.registerOwnRepository(model.entityClass(), AggregateCommandNames.of(model), targetResolver);
@@ -511,7 +498,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @param <A>           the aggregate type
      * @return the repository
      */
-    public <A> RingRepository<A> registerAggregate(Class<A> aggregateType) {
+    public <A> Repository<A> registerAggregate(Class<A> aggregateType) {
         AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
         RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model),
                                                         routes.repositories(), commandTargetResolver);
@@ -695,7 +682,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
         /**
          * The event store aggregates are loaded from and events appended to. Required. A
-         * {@link io.github.ringbus.events.RingEventStore} lets store and publish run as separate stages.
+         * {@link io.github.ringbus.RingEventStore} lets store and publish run as separate stages.
          */
         public Builder eventStore(EventStore eventStore) {
             this.eventStore = require(eventStore, "eventStore");

@@ -1,6 +1,5 @@
 package io.github.ringbus;
 
-import io.github.ringbus.events.RingEventStore;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;

@@ -1,7 +1,7 @@
 package io.github.ringbus.spring;
 
-import io.github.ringbus.stages.PipelineMonitor;
-import io.github.ringbus.stages.StageTimes;
+import io.github.ringbus.PipelineMonitor;
+import io.github.ringbus.StageTimes;
 
 import java.util.List;
 

@@ -1,23 +1,17 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.config.AggregateConfigurerSettings;
-import io.github.ringbus.config.OwnRepositoryAggregates;
-import io.github.ringbus.config.RingbusConfigurerModule;
+import io.github.ringbus.RingbusConfigurerModule;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.common.AxonConfigurationException;
-import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.Configurer;
 import org.axonframework.config.ConfigurerModule;
 import org.axonframework.spring.config.SpringAggregateConfigurer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.beans.factory.config.ConstructorArgumentValues;
 
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -26,16 +20,16 @@ import java.util.Set;
  * Routes the application's {@code @Aggregate} event-sourced aggregates through the {@link RingCommandBus} bean: each
  * gets a ringbus repository in place of Axon's {@code EventSourcingRepository}.
  * <p>
- * The Spring counterpart of {@link io.github.ringbus.config.RingbusConfigurerModule}: Axon's Spring Boot support builds
+ * The Spring counterpart of {@link io.github.ringbus.RingbusConfigurerModule}: Axon's Spring Boot support builds
  * its configuration with a {@code SpringConfigurer}, which applies the {@code ConfigurerModule} beans of the context
  * and not the ones listed in {@code META-INF/services}. Spring registers every {@code @Aggregate} through an
- * {@link AggregateConfigurer} (by a {@link SpringAggregateConfigurer} bean), so they are all found here.
+ * {@link org.axonframework.config.AggregateConfigurer} (by a {@link SpringAggregateConfigurer} bean), so they are all found here.
  * <p>
  * Keep their repository: aggregates mapped with JPA ({@code @Entity}), and aggregates whose
  * {@code @Aggregate(repository = ...)} names a repository bean (or that have a bean called
  * {@code <aggregate>Repository} of their own). Their commands are routed by aggregate, and each runs whole on the
  * handler thread that owns its aggregate, in a Unit of Work and transaction of its own, lock included (see
- * {@link RingCommandBus#registerOwnRepositoryAggregate}).
+ * {@link RingbusConfigurerModule}).
  * <p>
  * The ring bus bean is looked up by name at initialization and only fetched when a repository is first needed, so
  * this module does not create the bus while Axon's configuration is being built. The bean may expose another type
@@ -60,44 +54,14 @@ public class RingbusAggregateRouting implements ConfigurerModule {
         configurer.onInitialize(this::routeAggregates);
     }
 
-    @SuppressWarnings({"rawtypes", "unchecked"})
     private void routeAggregates(Configuration configuration) {
         String busName = ringBusBeanName();
         if (busName == null) {
             logger.info("No RingCommandBus bean in the context: aggregates keep Axon's repositories");
             return;
         }
-        Set<Class<?>> withOwnRepository = aggregatesWithOwnRepository();
-        for (AggregateConfigurer aggregate : configuration.findModules(AggregateConfigurer.class)) {
-            if (RingbusConfigurerModule.isJpaEntity(aggregate.aggregateType())
-                    || withOwnRepository.contains(aggregate.aggregateType())) {
-                OwnRepositoryAggregates.routeAtStart(() -> ring(busName), aggregate, configuration);
-            }
-            route(busName, aggregate, withOwnRepository);
-        }
-    }
-
-    private <A> void route(String busName, AggregateConfigurer<A> aggregate, Set<Class<?>> withOwnRepository) {
-        Class<A> type = aggregate.aggregateType();
-        if (RingbusConfigurerModule.isJpaEntity(type)) {
-            logger.info("Aggregate [{}] is a JPA entity: it keeps its own repository; each of its commands runs whole "
-                                + "on the handler thread that owns its aggregate, in a transaction of its own",
-                        type.getName());
-            return;
-        }
-        if (withOwnRepository.contains(type)) {
-            logger.info("Aggregate [{}] names a repository bean of its own: it keeps it; each of its commands runs "
-                                + "whole on the handler thread that owns its aggregate, in a transaction of its own",
-                        type.getName());
-            return;
-        }
-        logger.debug("Aggregate [{}] runs through RingCommandBus [{}]", type.getName(), busName);
-        aggregate.configureRepository(c -> {
-            AggregateConfigurerSettings.requireRingCompatible(aggregate);
-            return ring(busName).createRepository(type, aggregate.aggregateFactory(), c,
-                                                  AggregateConfigurerSettings.snapshotTrigger(aggregate),
-                                                  AggregateConfigurerSettings.commandTargetResolver(aggregate));
-        });
+        logger.debug("Aggregates run through RingCommandBus [{}]", busName);
+        RingbusConfigurerModule.routeAggregates(configuration, () -> ring(busName));
     }
 
     /**
@@ -153,29 +117,5 @@ public class RingbusAggregateRouting implements ConfigurerModule {
                             + " and cannot tell which one runs the aggregates: mark one @Primary");
         }
         return primary;
-    }
-
-    /**
-     * The aggregate types whose {@link SpringAggregateConfigurer} was given a repository bean: Axon's
-     * {@code SpringAggregateLookup} sets its {@code repository} property when {@code @Aggregate(repository = ...)}
-     * names one or when the context has a {@code <aggregate>Repository} bean of its own.
-     */
-    private Set<Class<?>> aggregatesWithOwnRepository() {
-        Set<Class<?>> types = new HashSet<>();
-        for (String name : beanFactory.getBeanNamesForType(SpringAggregateConfigurer.class, true, false)) {
-            if (!beanFactory.containsBeanDefinition(name)) {
-                continue;
-            }
-            BeanDefinition definition = beanFactory.getBeanDefinition(name);
-            if (!definition.getPropertyValues().contains("repository")) {
-                continue;
-            }
-            ConstructorArgumentValues.ValueHolder type =
-                    definition.getConstructorArgumentValues().getIndexedArgumentValue(0, Class.class);
-            if (type != null && type.getValue() instanceof Class) {
-                types.add((Class<?>) type.getValue());
-            }
-        }
-        return types;
     }
 }

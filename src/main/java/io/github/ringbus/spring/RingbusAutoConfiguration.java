@@ -1,8 +1,8 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
-import io.github.ringbus.stages.PipelineMonitor;
+import io.github.ringbus.RingEventStore;
+import io.github.ringbus.PipelineMonitor;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;

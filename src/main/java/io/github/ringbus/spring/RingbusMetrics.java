@@ -1,8 +1,8 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.stages.PipelineMonitor;
-import io.github.ringbus.stages.StageTimes;
+import io.github.ringbus.PipelineMonitor;
+import io.github.ringbus.StageTimes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;

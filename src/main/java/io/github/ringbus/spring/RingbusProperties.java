@@ -1,9 +1,9 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.bus.FullRingPolicy;
-import io.github.ringbus.bus.PublishMode;
-import io.github.ringbus.bus.WaitStrategyChoice;
+import io.github.ringbus.FullRingPolicy;
+import io.github.ringbus.PublishMode;
+import io.github.ringbus.WaitStrategyChoice;
 import org.axonframework.common.AxonConfigurationException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.validation.Errors;

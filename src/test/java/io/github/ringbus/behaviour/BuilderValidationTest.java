@@ -1,7 +1,7 @@
 package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.junit.jupiter.api.Test;

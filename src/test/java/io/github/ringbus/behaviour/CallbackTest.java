@@ -1,8 +1,8 @@
 package io.github.ringbus.behaviour;
 
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
-import io.github.ringbus.bus.FullRingPolicy;
-import io.github.ringbus.bus.RingFullException;
+import io.github.ringbus.FullRingPolicy;
+import io.github.ringbus.RingFullException;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;

@@ -1,7 +1,7 @@
 package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.config.Configuration;

@@ -1,8 +1,8 @@
 package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.aggregates.RingRepository;
-import io.github.ringbus.events.RingEventStore;
+import org.axonframework.modelling.command.Repository;
+import io.github.ringbus.RingEventStore;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
@@ -97,7 +97,7 @@ class DeadlineOnRingBusTest {
     private final InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
     private final EmbeddedEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
     private final RingCommandBus bus = RingCommandBus.builder().eventStore(eventStore).handlerThreads(1).build();
-    private final RingRepository<Bell> repository = bus.registerAggregate(Bell.class);
+    private final Repository<Bell> repository = bus.registerAggregate(Bell.class);
     private final SimpleDeadlineManager deadlines = SimpleDeadlineManager.builder()
                                                                          .scopeAwareProvider(scope -> Stream.of(repository))
                                                                          .build();

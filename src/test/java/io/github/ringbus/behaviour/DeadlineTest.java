@@ -1,8 +1,8 @@
 package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.aggregates.RingRepository;
-import io.github.ringbus.events.RingEventStore;
+import static io.github.ringbus.RingInternals.RING_REPOSITORY;
+import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.Invoice;
 import io.github.ringbus.fixtures.Invoice.Cancel;
 import io.github.ringbus.fixtures.Invoice.Cancelled;
@@ -251,7 +251,7 @@ class DeadlineTest {
 
         assertThat(configuration.scopeAwareProvider().provideScopeAwareStream(scope)
                                 .filter(component -> component.canResolve(scope)))
-                .singleElement().isInstanceOf(RingRepository.class);
+                .singleElement().isInstanceOf(RING_REPOSITORY);
     }
 
     private static Throwable rootCause(Throwable failure) {

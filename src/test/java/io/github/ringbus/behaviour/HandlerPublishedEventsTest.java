@@ -1,6 +1,6 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.bus.PublishMode;
+import io.github.ringbus.PublishMode;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;

@@ -8,7 +8,7 @@ import io.github.ringbus.behaviour.Relay.Create;
 import io.github.ringbus.behaviour.Relay.Created;
 import io.github.ringbus.behaviour.Relay.SendWithoutWaiting;
 import io.github.ringbus.behaviour.Relay.WaitCatching;
-import io.github.ringbus.bus.PipelineWaitException;
+import io.github.ringbus.PipelineWaitException;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.GenericCommandMessage;
@@ -279,7 +279,7 @@ class NestedCommandTest {
     @Test
     void aSubscribingEventHandlerWaitingForCommandsNeverHangsOnThePublishStage() {
         assertSubscribingHandlerWaits(
-                BehaviourRing.started(b -> b.publishMode(io.github.ringbus.bus.PublishMode.PARALLEL)),
+                BehaviourRing.started(b -> b.publishMode(io.github.ringbus.PublishMode.PARALLEL)),
                 "ringbus-publish");
     }
 

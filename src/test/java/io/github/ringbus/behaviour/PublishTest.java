@@ -3,7 +3,7 @@ package io.github.ringbus.behaviour;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
 import io.github.ringbus.behaviour.BehaviourRing.Tally;
 import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
-import io.github.ringbus.bus.PublishMode;
+import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;
 import io.github.ringbus.fixtures.AccountCommands.Open;

@@ -2,7 +2,7 @@ package io.github.ringbus.behaviour;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;

@@ -2,11 +2,11 @@ package io.github.ringbus.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountEvents;
 import io.github.ringbus.jdbc.JdbcTransactionManager;
-import io.github.ringbus.stages.PipelineMonitor;
+import io.github.ringbus.PipelineMonitor;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;

@@ -1,8 +1,8 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.aggregates.RingRepository;
-import io.github.ringbus.events.RingEventStore;
+import static io.github.ringbus.RingInternals.RING_REPOSITORY;
+import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountCommands.Withdraw;
@@ -164,9 +164,9 @@ class RingbusAutoConfigurationTest {
     void aggregatesGetARingRepository() {
         runner.run(context -> {
             assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
-                    .isInstanceOf(RingRepository.class);
+                    .isInstanceOf(RING_REPOSITORY);
             assertThat(context.getBean("springAccountRepository", Repository.class))
-                    .isInstanceOf(RingRepository.class);
+                    .isInstanceOf(RING_REPOSITORY);
         });
     }
 
@@ -212,7 +212,7 @@ class RingbusAutoConfigurationTest {
             Configuration axon = context.getBean(Configuration.class);
             assertThat(axon.repository(LedgerWithOwnRepository.class))
                     .isSameAs(context.getBean("ledgerRepository"));
-            assertThat(axon.repository(SpringAccount.class)).isInstanceOf(RingRepository.class);
+            assertThat(axon.repository(SpringAccount.class)).isInstanceOf(RING_REPOSITORY);
             List<String> threads = new CopyOnWriteArrayList<>();
             context.getBean(CommandBus.class).registerHandlerInterceptor((unitOfWork, chain) -> {
                 threads.add(Thread.currentThread().getName());
@@ -257,7 +257,7 @@ class RingbusAutoConfigurationTest {
             assertThat(context).doesNotHaveBean(RingCommandBus.class);
             assertThat(context.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
             assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
-                    .isNotInstanceOf(RingRepository.class);
+                    .isNotInstanceOf(RING_REPOSITORY);
             context.getBean(CommandGateway.class).sendAndWait(new Open("a"));
         });
     }
@@ -270,7 +270,7 @@ class RingbusAutoConfigurationTest {
             assertThat(context).doesNotHaveBean(RingEventStore.class);
             assertThat(context.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
             assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
-                    .isNotInstanceOf(RingRepository.class);
+                    .isNotInstanceOf(RING_REPOSITORY);
             CommandGateway gateway = context.getBean(CommandGateway.class);
             gateway.sendAndWait(new Open("a"));
             assertThat((Object) gateway.sendAndWait(new Deposit("a", 5))).isEqualTo(5L);

@@ -1,6 +1,6 @@
 package io.github.ringbus.spring;
 
-import io.github.ringbus.aggregates.RingRepository;
+import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.commandhandling.gateway.CommandGateway;
@@ -201,7 +201,7 @@ class SpringAggregateSettingsTest {
         runner.withUserConfiguration(Reminder.class).run(context -> {
             assertThat(context).hasNotFailed();
             Configuration axon = context.getBean(Configuration.class);
-            assertThat(axon.repository(Reminder.class)).isInstanceOf(RingRepository.class);
+            assertThat(axon.repository(Reminder.class)).isInstanceOf(RING_REPOSITORY);
             assertThat(axon.deadlineManager()).isSameAs(context.getBean(DeadlineManager.class));
 
             context.getBean(CommandGateway.class).sendAndWait(new Remind("r", 20));

@@ -1,7 +1,7 @@
 package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.aggregates.RingRepository;
+import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
@@ -132,7 +132,7 @@ class WrappedCommandBusTest {
     /** Open and deposit through the gateway: handled on ring handler threads, by a ring repository, and stored. */
     private static void assertCommandsRunOnTheRing(AssertableApplicationContext context) {
         assertThat(context.getBean(Configuration.class).repository(SpringAccount.class))
-                .isInstanceOf(RingRepository.class);
+                .isInstanceOf(RING_REPOSITORY);
         List<String> threads = new CopyOnWriteArrayList<>();
         context.getBean(CommandBus.class).registerHandlerInterceptor((unitOfWork, chain) -> {
             threads.add(Thread.currentThread().getName());

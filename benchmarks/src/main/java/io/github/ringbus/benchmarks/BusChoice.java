@@ -1,6 +1,6 @@
 package io.github.ringbus.benchmarks;
 
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import java.util.Arrays;
 import java.util.function.Function;
 import org.axonframework.commandhandling.AsynchronousCommandBus;

@@ -1,7 +1,7 @@
 package io.github.ringbus.benchmarks;
 
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.eventstore.EventStore;

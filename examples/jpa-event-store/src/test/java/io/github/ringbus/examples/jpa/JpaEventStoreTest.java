@@ -5,7 +5,7 @@ import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.examples.jpa.Ledger.Credit;
 import io.github.ringbus.examples.jpa.Ledger.Credited;
 import io.github.ringbus.examples.jpa.Ledger.OpenLedger;
-import io.github.ringbus.stages.PipelineMonitor;
+import io.github.ringbus.PipelineMonitor;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;

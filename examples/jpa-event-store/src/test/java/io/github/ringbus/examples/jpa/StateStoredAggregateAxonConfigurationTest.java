@@ -2,7 +2,7 @@ package io.github.ringbus.examples.jpa;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.events.RingEventStore;
+import io.github.ringbus.RingEventStore;
 import io.github.ringbus.examples.jpa.Counter.CreateCounter;
 import io.github.ringbus.examples.jpa.Counter.Increment;
 import io.github.ringbus.examples.jpa.Counter.IncrementThenFail;

@@ -1,0 +1,193 @@
+package io.github.ringbus;
+
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.common.caching.Cache;
+import org.axonframework.common.lock.LockFactory;
+import org.axonframework.common.lock.NullLockFactory;
+import org.axonframework.common.lock.PessimisticLockFactory;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Component;
+import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * The per-aggregate settings of an Axon {@link AggregateConfigurer} (set with its {@code configure...} methods, or
+ * by Axon's Spring support from {@code @Aggregate}'s attributes) that matter to a ring aggregate, and what ringbus
+ * does with each:
+ * <ul>
+ *   <li>snapshot trigger: honoured (its snapshots are taken off the pipeline);</li>
+ *   <li>command target resolver: honoured (the preload stage finds the same target as Axon's command handler);</li>
+ *   <li>cache: refused at start-up. ringbus keeps ring aggregates in memory itself, on the preload stage's thread,
+ *       and must not let an aggregate with commands in flight be evicted; an Axon {@link Cache} cannot be used for
+ *       that, and ignoring it would be silent;</li>
+ *   <li>lock factory: one of Axon's in-process factories ({@link PessimisticLockFactory}, {@link NullLockFactory})
+ *       is accepted as redundant, with a log line: a ring aggregate has one owning handler thread that runs its
+ *       commands and deadlines one at a time, which is what such a lock gives. Any other lock factory is refused at
+ *       start-up: it may promise more (say, a lock across processes) than ringbus can keep;</li>
+ *   <li>repository: an aggregate configured with a repository of its own keeps it (see
+ *       {@link #hasOwnRepository}).</li>
+ * </ul>
+ * Axon 4's {@code AggregateConfigurer} has no getters for these; this class is the one place that reads its private
+ * components (and {@link Component}'s builder function). Should a later Axon keep one elsewhere, each reading falls
+ * back to what ringbus did before it read that setting, and a warning says so; {@link #unreadable()} lists them.
+ */
+final class AggregateConfigurerSettings {
+
+    private static final Logger logger = LoggerFactory.getLogger(AggregateConfigurerSettings.class);
+    private static final List<String> unreadable = new ArrayList<>();
+
+    private static final Field SNAPSHOT_TRIGGER = field(AggregateConfigurer.class, "snapshotTriggerDefinition",
+                                                        "every ring aggregate gets the bus's snapshot trigger");
+    private static final Field TARGET_RESOLVER = field(AggregateConfigurer.class, "commandTargetResolver",
+                                                       "ring aggregates use the configuration's command target "
+                                                               + "resolver, not their own");
+    private static final Field CACHE = field(AggregateConfigurer.class, "cache",
+                                             "a cache configured for a ring aggregate is not detected (ringbus "
+                                                     + "uses its own)");
+    private static final Field LOCK_FACTORY = field(AggregateConfigurer.class, "lockFactory",
+                                                    "a lock factory configured for a ring aggregate is not "
+                                                            + "detected (ringbus uses none)");
+    private static final Field REPOSITORY = field(AggregateConfigurer.class, "repository",
+                                                  "a repository configured for an aggregate is not detected: it "
+                                                          + "is replaced by a ring repository");
+    private static final Field BUILDER = field(Component.class, "builderFunction",
+                                               "a lock factory or repository configured per aggregate is not "
+                                                       + "detected");
+
+    private AggregateConfigurerSettings() {
+    }
+
+    /**
+     * @param aggregate an aggregate's configurer, after the configuration was initialized
+     * @return the snapshot trigger definition it was configured with; {@link NoSnapshotTriggerDefinition} when none
+     * (the bus's then applies)
+     */
+    static SnapshotTriggerDefinition snapshotTrigger(AggregateConfigurer<?> aggregate) {
+        Object definition = value(aggregate, SNAPSHOT_TRIGGER);
+        return definition instanceof SnapshotTriggerDefinition trigger ? trigger : NoSnapshotTriggerDefinition.INSTANCE;
+    }
+
+    /**
+     * @param aggregate an aggregate's configurer, after the configuration was initialized
+     * @return the command target resolver Axon's command handler of the aggregate uses (its own, or the
+     * configuration's), or null when it cannot be read
+     */
+    static CommandTargetResolver commandTargetResolver(AggregateConfigurer<?> aggregate) {
+        Object resolver = value(aggregate, TARGET_RESOLVER);
+        return resolver instanceof CommandTargetResolver targetResolver ? targetResolver : null;
+    }
+
+    /**
+     * Whether the aggregate was configured with a repository of its own ({@code configureRepository}, or
+     * {@code @Aggregate(repository = ...)} in Spring): its repository component is built by another function than
+     * the one of Axon's default configuration. Call it before routing the aggregate through the ring.
+     *
+     * @param aggregate an aggregate's configurer
+     * @return true when its repository is not Axon's default one
+     */
+    static boolean hasOwnRepository(AggregateConfigurer<?> aggregate) {
+        return isConfigured(aggregate, REPOSITORY);
+    }
+
+    /**
+     * Refuses the per-aggregate settings a ring aggregate cannot honour, and logs the ones it makes redundant.
+     *
+     * @param aggregate an aggregate's configurer, after the configuration was initialized
+     * @throws AxonConfigurationException naming the setting, when the aggregate was given a cache, or a lock factory
+     *                                    that is not one of Axon's in-process ones
+     */
+    static void requireRingCompatible(AggregateConfigurer<?> aggregate) {
+        String name = aggregate.aggregateType().getName();
+        Object cache = value(aggregate, CACHE);
+        if (cache != null) {
+            throw new AxonConfigurationException(
+                    "Aggregate [" + name + "] is configured with a cache [" + cache + "] (AggregateConfigurer."
+                            + "configureCache, or @Aggregate(cache = ...)), which ringbus cannot use: it keeps ring "
+                            + "aggregates in memory itself, in a cache that never evicts an aggregate with commands "
+                            + "in flight. Remove the cache setting of this aggregate and size ringbus's cache "
+                            + "instead (RingCommandBus.builder().cacheSize(...), property ringbus.cache-size)");
+        }
+        if (isConfigured(aggregate, LOCK_FACTORY)) {
+            Object lockFactory = value(aggregate, LOCK_FACTORY);
+            if (lockFactory instanceof PessimisticLockFactory || lockFactory instanceof NullLockFactory) {
+                logger.info("Aggregate [{}] is configured with lock factory [{}], which ringbus does not need: each "
+                                    + "ring aggregate is owned by one handler thread that runs its commands and "
+                                    + "deadlines one at a time", name, lockFactory.getClass().getSimpleName());
+            } else if (lockFactory instanceof LockFactory) {
+                throw new AxonConfigurationException(
+                        "Aggregate [" + name + "] is configured with lock factory [" + lockFactory + "] "
+                                + "(AggregateConfigurer.configureLockFactory, or @Aggregate(lockFactory = ...)), "
+                                + "which ringbus does not use: each ring aggregate is owned by one handler thread "
+                                + "of one process, which runs its commands one at a time, and no lock is taken. "
+                                + "Remove the lock factory setting of this aggregate, or set Axon's "
+                                + "PessimisticLockFactory or NullLockFactory, which ringbus accepts as redundant");
+            }
+        }
+    }
+
+    /**
+     * @return the settings this Axon version keeps where ringbus cannot read them (empty when all can be read); a
+     * test fails on any, so that an Axon upgrade that moves one is noticed
+     */
+    static List<String> unreadable() {
+        return Collections.unmodifiableList(unreadable);
+    }
+
+    private static Object value(AggregateConfigurer<?> aggregate, Field field) {
+        if (field == null) {
+            return null;
+        }
+        try {
+            return ((Component<?>) field.get(aggregate)).get();
+        } catch (IllegalAccessException | RuntimeException e) {
+            if (e instanceof AxonConfigurationException) {
+                throw (AxonConfigurationException) e;
+            }
+            logger.warn("Cannot read setting [{}] of aggregate [{}]", field.getName(),
+                        aggregate.aggregateType().getName(), e);
+            return null;
+        }
+    }
+
+    /** True when the component's builder function is not the one of a default configurer of the same aggregate. */
+    private static boolean isConfigured(AggregateConfigurer<?> aggregate, Field field) {
+        if (field == null || BUILDER == null) {
+            return false;
+        }
+        try {
+            Function<?, ?> configured = builder(field.get(aggregate));
+            Function<?, ?> fallback = builder(field.get(AggregateConfigurer.defaultConfiguration(
+                    aggregate.aggregateType())));
+            return configured != null && fallback != null && configured.getClass() != fallback.getClass();
+        } catch (IllegalAccessException | RuntimeException e) {
+            logger.warn("Cannot tell whether setting [{}] of aggregate [{}] was configured", field.getName(),
+                        aggregate.aggregateType().getName(), e);
+            return false;
+        }
+    }
+
+    private static Function<?, ?> builder(Object component) throws IllegalAccessException {
+        return component == null ? null : (Function<?, ?>) BUILDER.get(component);
+    }
+
+    private static Field field(Class<?> type, String name, String consequence) {
+        try {
+            Field field = type.getDeclaredField(name);
+            field.setAccessible(true);
+            return field;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            unreadable.add(type.getSimpleName() + "." + name);
+            logger.warn("Cannot read {}.{} of this Axon version ({}): {}", type.getSimpleName(), name, e, consequence);
+            return null;
+        }
+    }
+}

@@ -1,0 +1,329 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.common.Registration;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventBus;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.EventSourcedAggregate;
+import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.messaging.MessageHandler;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * One aggregate instance in memory, and what ringbus must know to keep it exactly equal to "every successful earlier
+ * command, in order".
+ * <p>
+ * <b>Ownership.</b> The preload stage creates a holder (loading the aggregate from the store) and caches it; from then
+ * on only the handle-stage thread that owns the aggregate's identifier touches the aggregate, because every command
+ * for one identifier goes to the same handler thread, in ring order. The preload stage never re-reads an aggregate it
+ * has cached, and evicts a holder only when no slot in flight refers to it, so it never loads stale state while
+ * events are still on their way to the store.
+ * <p>
+ * <b>Failure in the handler.</b> Axon applies an event to the aggregate as soon as the handler calls {@code apply}.
+ * If the handler then throws, the holder rebuilds the aggregate from the store plus its own copy of the events that
+ * are handled but not yet stored ({@link #unstored}); later commands for the aggregate wait for nothing and see the
+ * state of all successful earlier commands. A failure before any {@code apply} costs nothing.
+ * <p>
+ * <b>Failure in the store.</b> When an append fails, commands handled after it may already have built on its events.
+ * The store stage marks the holder's current <em>generation</em> as poisoned and fails every later command of that
+ * generation instead of storing it; the handler thread, seeing the mark, rebuilds the aggregate from the store and
+ * starts a new generation. Other aggregates are never touched.
+ *
+ * @param <T> the aggregate root type
+ */
+final class AggregateHolder<T> {
+
+    private static final VarHandle STORED_SEQUENCE;
+    private static final VarHandle POISONED_GENERATION;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STORED_SEQUENCE = lookup.findVarHandle(AggregateHolder.class, "storedSequenceNumber", long.class);
+            POISONED_GENERATION = lookup.findVarHandle(AggregateHolder.class, "poisonedGeneration", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final RingRepository<T> repository;
+    private final AppliedEventSink sink = new AppliedEventSink();
+    private final MessageHandler<CommandMessage<?>> commandHandler = this::handleInstanceCommand;
+
+    // --- handle-stage thread ---------------------------------------------------------------------------------------
+    private String identifier;
+    private EventSourcedAggregate<T> aggregate;
+    private EventSourcedAggregate<T> aggregateBeforeCommand;
+    private CommandSlot slot;
+    private int generation;
+    /** Events handled successfully but not yet known to be stored, oldest first. */
+    private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>();
+
+    // --- preload-stage thread --------------------------------------------------------------------------------------
+    private long lastSlotSequence = -1;
+
+    // --- written by the store stage, read by the handle stage (through the VarHandles above) -----------------------
+    @SuppressWarnings("unused")
+    private long storedSequenceNumber = -1;
+    @SuppressWarnings("unused")
+    private int poisonedGeneration = -1;
+
+    AggregateHolder(RingRepository<T> repository, String identifier) {
+        this.repository = repository;
+        this.identifier = identifier;
+    }
+
+    /**
+     * @return the aggregate's identifier, or null while a creation command without a target identifier runs
+     */
+    String identifier() {
+        return identifier;
+    }
+
+    /**
+     * @return the repository of the aggregate's type
+     */
+    RingRepository<T> repository() {
+        return repository;
+    }
+
+    // --- preload stage ---------------------------------------------------------------------------------------------
+
+    void loaded(EventSourcedAggregate<T> aggregate) {
+        this.aggregate = aggregate;
+    }
+
+    void referencedBy(long slotSequence) {
+        this.lastSlotSequence = slotSequence;
+    }
+
+    long lastSlotSequence() {
+        return lastSlotSequence;
+    }
+
+    // --- handle stage ----------------------------------------------------------------------------------------------
+
+    /**
+     * Prepares the aggregate for the command in {@code slot}, on the handle stage's thread: rebuilds it if the store
+     * failed an earlier command's events, drops the events known to be stored from {@link #unstored}, and directs
+     * the events the handler applies to the slot.
+     *
+     * @param slot the slot whose command is about to run
+     * @return the generation the command's events belong to
+     * @throws Exception when the store cannot be read to rebuild the aggregate
+     */
+    int beginCommand(CommandSlot slot) throws Exception {
+        int poisoned = (int) POISONED_GENERATION.getAcquire(this);
+        if (poisoned >= generation) {
+            // Nothing of generation <= poisoned will be appended any more: the store holds the true state. Read it
+            // before changing anything: if the read fails, the next command tries again.
+            EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
+            generation = poisoned + 1;
+            unstored.clear();
+            aggregate = rebuilt;
+        }
+        long stored = (long) STORED_SEQUENCE.getAcquire(this);
+        while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
+            unstored.pollFirst();
+        }
+        this.slot = slot;
+        this.aggregateBeforeCommand = aggregate;
+        return generation;
+    }
+
+    /**
+     * Records this aggregate's events of the command that just succeeded as handled but not yet stored.
+     *
+     * @param events the command's events: this aggregate's, and any others the handler published (ignored here)
+     */
+    void commandSucceeded(List<? extends EventMessage<?>> events) {
+        for (int i = 0; i < events.size(); i++) {
+            EventMessage<?> event = events.get(i);
+            if (owns(event)) {
+                unstored.addLast((DomainEventMessage<?>) event);
+            }
+        }
+        slot = null;
+        aggregateBeforeCommand = null;
+    }
+
+    /**
+     * Restores the state before the command that just failed. When the command applied no events to this aggregate
+     * it is unchanged; when it did not exist before the command, it is absent again; otherwise it is rebuilt from the
+     * store and {@link #unstored}.
+     *
+     * @param events the failed command's events (this aggregate's and any others); they are discarded
+     * @throws Exception when the store cannot be read
+     */
+    void commandRolledBack(List<? extends EventMessage<?>> events) throws Exception {
+        try {
+            if (!ownsAny(events) || aggregateBeforeCommand == null) {
+                // Unchanged, or created by this very command: nothing else can have applied events to it.
+                aggregate = aggregateBeforeCommand;
+            } else {
+                aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));
+            }
+        } finally {
+            slot = null;
+            aggregateBeforeCommand = null;
+        }
+    }
+
+    /**
+     * Whether the event is one of this aggregate's: a domain event with this aggregate's identifier and type. A
+     * command's events may also hold events the handler published on the event bus, and (later) events of other
+     * aggregates it created; each holder's bookkeeping considers only its own.
+     *
+     * @param event one of a command's events
+     * @return true when it belongs to this aggregate
+     */
+    boolean owns(EventMessage<?> event) {
+        return event instanceof DomainEventMessage<?> domainEvent
+                && domainEvent.getAggregateIdentifier() != null
+                && domainEvent.getAggregateIdentifier().equals(identifier)
+                && repository.aggregateTypeName().equals(domainEvent.getType());
+    }
+
+    private boolean ownsAny(List<? extends EventMessage<?>> events) {
+        for (int i = 0; i < events.size(); i++) {
+            if (owns(events.get(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    EventSourcedAggregate<T> aggregate() {
+        return aggregate;
+    }
+
+    /**
+     * The handler of an instance command for this aggregate: what Axon's aggregate command handler does after
+     * resolving the target and loading it (the same checks as {@link RingRepository#load(String, Long)}), without
+     * resolving and looking it up a second time.
+     *
+     * @return a handler that runs a command on this aggregate, on the handle stage's thread
+     */
+    MessageHandler<CommandMessage<?>> commandHandler() {
+        return commandHandler;
+    }
+
+    private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
+        return repository.handleInstanceCommand(
+                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()), command);
+    }
+
+    void created(EventSourcedAggregate<T> created) {
+        this.aggregate = created;
+        if (identifier == null) {
+            identifier = created.identifierAsString();
+        }
+    }
+
+    void bind(CommandSlot slot) {
+        this.slot = slot;
+    }
+
+    EventBus sink() {
+        return sink;
+    }
+
+    // --- store stage -----------------------------------------------------------------------------------------------
+
+    /**
+     * @param generation the generation a slot's events were applied to
+     * @return true when an append of this aggregate failed in that generation or a later one
+     */
+    boolean isPoisoned(int generation) {
+        return generation <= (int) POISONED_GENERATION.getAcquire(this);
+    }
+
+    /**
+     * Marks the aggregate's state of {@code generation} as untrustworthy: called by the store stage when an append
+     * containing events of that generation failed, and by the handle stage when it could not restore the aggregate
+     * after a failed command. Every later command of that generation is failed by the store stage, and the next
+     * command rebuilds the aggregate from the store. Release semantics: the handle stage that sees the mark also
+     * sees everything done before it.
+     *
+     * @param generation the generation to give up
+     */
+    void invalidate(int generation) {
+        int current;
+        while (generation > (current = (int) POISONED_GENERATION.getAcquire(this))) {
+            if (POISONED_GENERATION.compareAndSet(this, current, generation)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Called by the store stage after a command's events were committed: records this aggregate's last event among
+     * them as stored. Does nothing when none of them is this aggregate's.
+     *
+     * @param events the committed events of one command
+     */
+    void stored(List<? extends EventMessage<?>> events) {
+        for (int i = events.size() - 1; i >= 0; i--) {
+            EventMessage<?> event = events.get(i);
+            if (owns(event)) {
+                storedUpTo(((DomainEventMessage<?>) event).getSequenceNumber());
+                return;
+            }
+        }
+    }
+
+    /**
+     * Called by the store stage after this aggregate's events up to {@code sequenceNumber} were appended.
+     * Release semantics: a plain store on x86, no fence on the store stage's path.
+     */
+    void storedUpTo(long sequenceNumber) {
+        STORED_SEQUENCE.setRelease(this, sequenceNumber);
+    }
+
+    /**
+     * The event bus each aggregate instance of this holder is given: it collects the events the aggregate applies
+     * into the slot of the command being handled. Never used outside a handler.
+     */
+    private final class AppliedEventSink implements EventBus {
+
+        @Override
+        public void publish(EventMessage<?>... events) {
+            for (EventMessage<?> event : events) {
+                collect(event);
+            }
+        }
+
+        @Override
+        public void publish(List<? extends EventMessage<?>> events) {
+            for (int i = 0; i < events.size(); i++) {
+                collect(events.get(i));
+            }
+        }
+
+        private void collect(EventMessage<?> event) {
+            if (slot == null) {
+                throw new IllegalStateException(
+                        "Aggregate [" + identifier + "] applied an event outside a command handled by ringbus");
+            }
+            slot.appliedEvents().add(event);
+        }
+
+        @Override
+        public Registration subscribe(Consumer<List<? extends EventMessage<?>>> messageProcessor) {
+            throw new UnsupportedOperationException("An aggregate's event sink has no subscribers");
+        }
+
+        @Override
+        public Registration registerDispatchInterceptor(
+                MessageDispatchInterceptor<? super EventMessage<?>> dispatchInterceptor) {
+            throw new UnsupportedOperationException("An aggregate's event sink has no interceptors");
+        }
+    }
+}

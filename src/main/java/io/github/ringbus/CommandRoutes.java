@@ -1,0 +1,187 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.common.AxonConfigurationException;
+import org.axonframework.common.Registration;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where each command goes: its subscribed handler, and, for commands an aggregate handles, the aggregate type's
+ * repository and whether the command may create the aggregate (or, for an aggregate with a repository of its
+ * own, its {@link OwnRepositoryRoute}). Read by the preload stage for every command (a
+ * lookup allocates nothing); written when handlers subscribe and repositories register.
+ */
+final class CommandRoutes {
+
+    private static final Logger logger = LoggerFactory.getLogger(CommandRoutes.class);
+
+    /** An aggregate type's claim on one command name. */
+    static final class AggregateRoute {
+
+        private final RingRepository<?> repository;
+        private final boolean createsAggregate;
+
+        AggregateRoute(RingRepository<?> repository, boolean createsAggregate) {
+            this.repository = repository;
+            this.createsAggregate = createsAggregate;
+        }
+
+        /**
+         * @return the repository of the aggregate type that handles the command
+         */
+        RingRepository<?> repository() {
+            return repository;
+        }
+
+        /**
+         * @return whether the command may create the aggregate (and so may name no existing one)
+         */
+        boolean createsAggregate() {
+            return createsAggregate;
+        }
+    }
+
+    private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
+    private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
+    private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
+
+    /**
+     * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
+     * SimpleCommandBus with its default resolver, and is logged.
+     */
+    Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
+        Objects.requireNonNull(commandName, "commandName must not be null");
+        Objects.requireNonNull(handler, "handler must not be null");
+        MessageHandler<? super CommandMessage<?>> previous = handlers.put(commandName, handler);
+        if (previous != null && previous != handler) {
+            logger.warn("A handler for command [{}] was replaced: [{}] replaces [{}]", commandName, handler, previous);
+        }
+        return () -> handlers.remove(commandName, handler);
+    }
+
+    /**
+     * Routes every command the repository's aggregate type handles to that repository, and the messages its
+     * {@code send} delivers to its aggregates (see {@link io.github.ringbus.MessageDelivery}).
+     *
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or one of
+     *                                    them is routed as a command of an aggregate with a repository of its own
+     */
+    void register(RingRepository<?> repository) {
+        for (Map.Entry<String, Boolean> command : repository.commandNames().entrySet()) {
+            OwnRepositoryRoute ownRepository = ownRepositoryRoutes.get(command.getKey());
+            if (ownRepository != null) {
+                throw claimedBothWays(command.getKey(), repository.aggregateType(), ownRepository.aggregateType());
+            }
+            AggregateRoute route = new AggregateRoute(repository, command.getValue());
+            AggregateRoute existing = aggregateRoutes.putIfAbsent(command.getKey(), route);
+            if (existing != null && existing.repository().aggregateType() != repository.aggregateType()) {
+                throw new AxonConfigurationException(
+                        "Command [" + command.getKey() + "] is handled by two aggregate types: ["
+                                + existing.repository().aggregateType().getName() + "] and ["
+                                + repository.aggregateType().getName() + "]");
+            }
+            aggregateRoutes.put(command.getKey(), route);
+        }
+        // Messages sent to the aggregates outside a command (deadlines) go through the ring as internal commands.
+        aggregateRoutes.put(repository.delivery().commandName(), new AggregateRoute(repository, false));
+        handlers.put(repository.delivery().commandName(), repository.delivery());
+    }
+
+    /**
+     * The repositories registered here, for aggregates that create others ({@code AggregateLifecycle.createNew})
+     * when no Axon configuration provides repositories.
+     *
+     * @return a provider of the ring repository of a registered aggregate type (or of its polymorphic root), or
+     * null for a type no ring repository handles
+     */
+    RepositoryProvider repositories() {
+        return new RepositoryProvider() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public <T> Repository<T> repositoryFor(Class<T> aggregateType) {
+                for (AggregateRoute route : aggregateRoutes.values()) {
+                    if (route.repository().aggregateType().isAssignableFrom(aggregateType)) {
+                        return (Repository<T>) route.repository();
+                    }
+                }
+                return null;
+            }
+        };
+    }
+
+    /**
+     * Routes every command of an aggregate type that keeps a repository of its own (a state-stored one) by its target
+     * aggregate, found with the given resolver.
+     *
+     * @param aggregateType  the aggregate type
+     * @param commandNames   the names of its commands, each mapped to whether it may create the aggregate
+     * @param targetResolver the resolver its command handler finds targets with
+     * @throws AxonConfigurationException when another aggregate type already handles one of its commands, or a ring
+     *                                    repository already routes one of them
+     */
+    void registerOwnRepository(Class<?> aggregateType, Map<String, Boolean> commandNames,
+                                      CommandTargetResolver targetResolver) {
+        for (Map.Entry<String, Boolean> command : commandNames.entrySet()) {
+            String name = command.getKey();
+            AggregateRoute ringRoute = aggregateRoutes.get(name);
+            if (ringRoute != null) {
+                throw claimedBothWays(name, ringRoute.repository().aggregateType(), aggregateType);
+            }
+            OwnRepositoryRoute existing = ownRepositoryRoutes.get(name);
+            if (existing != null && existing.aggregateType() != aggregateType) {
+                throw new AxonConfigurationException(
+                        "Command [" + name + "] is handled by two aggregate types: ["
+                                + existing.aggregateType().getName() + "] and [" + aggregateType.getName() + "]");
+            }
+            ownRepositoryRoutes.put(name, new OwnRepositoryRoute(aggregateType, targetResolver, command.getValue()));
+        }
+    }
+
+    private static AxonConfigurationException claimedBothWays(String commandName, Class<?> ringAggregate,
+                                                              Class<?> ownRepositoryAggregate) {
+        return new AxonConfigurationException(
+                "Command [" + commandName + "] is claimed by aggregate type [" + ringAggregate.getName()
+                        + "] through a ring repository and by aggregate type [" + ownRepositoryAggregate.getName()
+                        + "] with a repository of its own: each command runs one way or the other");
+    }
+
+    /**
+     * @return the own-repository route of the command name, or null when no aggregate with a repository of its own
+     * handles it
+     */
+    OwnRepositoryRoute ownRepositoryRouteFor(String commandName) {
+        return ownRepositoryRoutes.get(commandName);
+    }
+
+    /**
+     * @param commandName a command name no handler is subscribed for
+     * @return the failure Axon's own buses report for it, with their message
+     */
+    static NoHandlerForCommandException noHandlerFor(String commandName) {
+        return new NoHandlerForCommandException("No handler was subscribed for command [" + commandName + "].");
+    }
+
+    /**
+     * @return the handler subscribed for the command name, or null
+     */
+    MessageHandler<? super CommandMessage<?>> handlerFor(String commandName) {
+        return handlers.get(commandName);
+    }
+
+    /**
+     * @return the aggregate route of the command name, or null when no ringbus aggregate handles it
+     */
+    AggregateRoute aggregateRouteFor(String commandName) {
+        return aggregateRoutes.get(commandName);
+    }
+}

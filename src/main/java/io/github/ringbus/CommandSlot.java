@@ -1,0 +1,206 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.monitoring.MessageMonitor;
+
+import java.util.ArrayList;
+
+/**
+ * One preallocated slot of the ring: everything the stages know about one dispatched command.
+ * <p>
+ * Each field is written by exactly one stage and read only by the stages after it; the ring's sequences order those
+ * accesses, so the fields are plain. The ring is filled with slots once, at start; a slot's collections are cleared
+ * and reused, never reallocated.
+ */
+final class CommandSlot implements StageTimes {
+
+    /** The event store this slot's ring stores to: events published on it by the handler join the slot's events. */
+    private final EventStore eventStore;
+
+    CommandSlot(EventStore eventStore) {
+        this.eventStore = eventStore;
+    }
+
+    // --- written by the dispatching thread -------------------------------------------------------------------------
+    CommandMessage<?> command;
+    CommandCallback<Object, Object> callback;
+    MessageMonitor.MonitorCallback monitorCallback;
+    long dispatchedNanos;
+
+    // --- written by the preload stage ------------------------------------------------------------------------------
+    MessageHandler<? super CommandMessage<?>> handler;
+    /** The repository of the target aggregate, or null for a handler that is not an aggregate's. */
+    RingRepository<?> repository;
+    /** The target aggregate, or null for a plain handler and for a creation command that names no target. */
+    AggregateHolder<?> holder;
+    int segment;
+    /** The version the command expects its target aggregate to have, or null. */
+    Long expectedVersion;
+    /**
+     * True when the subscribed handler is Axon's aggregate command handler and the command is an instance command:
+     * the handle stage then invokes the preloaded aggregate directly, as that handler would after loading it.
+     */
+    boolean invokeAggregateDirectly;
+    /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
+    Throwable preloadFailure;
+    long preloadedNanos;
+    /**
+     * True for a command of an aggregate with a repository of its own (a state-stored one): the handle stage runs it
+     * whole, in a Unit of Work and a transaction of its own (see {@link WholeCommandRunner}).
+     */
+    boolean runsWhole;
+
+    // --- written by the handle stage -------------------------------------------------------------------------------
+    final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
+    /**
+     * The events of the command, in the order the handler produced them: the events its aggregate applied
+     * ({@code AggregateLifecycle.apply}) and the events it published on the ring's event store
+     * ({@code EventBus.publish}, {@code EventGateway.publish}), interleaved as the handler called them. Stored in one
+     * append with the command's batch, or not at all.
+     */
+    final ArrayList<EventMessage<?>> events = new ArrayList<>(4);
+    /**
+     * The handler's result (or failure) as the message the caller gets, built on the handler thread while the Unit of
+     * Work is current, so that it carries the Unit of Work's correlation data as on Axon's buses.
+     */
+    CommandResultMessage<?> result;
+    Throwable handlerFailure;
+    /** True when the handler's failure discards the command's events (the rollback configuration said so). */
+    boolean rolledBack;
+    /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
+    int generation;
+    long handledNanos;
+
+    // --- written by the store stage / the publish stage ------------------------------------------------------------
+    Throwable storeFailure;
+    Throwable publishFailure;
+
+    // --- written by the complete stage -----------------------------------------------------------------------------
+    long completingNanos;
+
+    @Override
+    public long dispatchedNanos() {
+        return dispatchedNanos;
+    }
+
+    @Override
+    public long preloadedNanos() {
+        return preloadedNanos;
+    }
+
+    @Override
+    public long handledNanos() {
+        return handledNanos;
+    }
+
+    @Override
+    public long completingNanos() {
+        return completingNanos;
+    }
+
+    /**
+     * @return the name of the command in this slot
+     */
+    String commandName() {
+        return command.getCommandName();
+    }
+
+    /**
+     * @return the aggregate this slot's command was routed to, or null
+     */
+    AggregateHolder<?> holder() {
+        return holder;
+    }
+
+    /**
+     * Called by the repository while the handler runs, for a creation command that named no target identifier.
+     *
+     * @param holder the holder of the aggregate the handler created
+     */
+    void adoptCreatedAggregate(AggregateHolder<?> holder) {
+        this.holder = holder;
+    }
+
+    /**
+     * @return the version the command expects its target aggregate to have, or null
+     */
+    Long expectedVersion() {
+        return expectedVersion;
+    }
+
+    /**
+     * @return the repository this slot's command was routed to, or null for a plain handler
+     */
+    RingRepository<?> repository() {
+        return repository;
+    }
+
+    /**
+     * @return the list the command's events (applied by its aggregate, or published on the event store) are
+     * collected in while the handler runs, in the order the handler produced them
+     */
+    ArrayList<EventMessage<?>> appliedEvents() {
+        return events;
+    }
+
+    /**
+     * @param store an event store
+     * @return true when this slot's ring stores its events to {@code store}
+     */
+    boolean storesTo(EventStore store) {
+        return eventStore == store;
+    }
+
+    /**
+     * True when the handler ran and its events are to be stored and published: an aggregate's command or a plain
+     * handler's that published events.
+     */
+    boolean hasEventsToStore() {
+        return preloadFailure == null && !rolledBack && !events.isEmpty();
+    }
+
+    /** The first failure any stage recorded, or null. */
+    Throwable failure() {
+        if (preloadFailure != null) {
+            return preloadFailure;
+        }
+        if (rolledBack) {
+            return handlerFailure;
+        }
+        if (storeFailure != null) {
+            return storeFailure;
+        }
+        return publishFailure;
+    }
+
+    /** Drops every reference the slot holds, so a finished command's objects can be collected. */
+    void clear() {
+        command = null;
+        callback = null;
+        monitorCallback = null;
+        handler = null;
+        repository = null;
+        holder = null;
+        segment = 0;
+        expectedVersion = null;
+        invokeAggregateDirectly = false;
+        preloadFailure = null;
+        runsWhole = false;
+        events.clear();
+        result = null;
+        handlerFailure = null;
+        rolledBack = false;
+        generation = 0;
+        storeFailure = null;
+        publishFailure = null;
+        dispatchedNanos = 0;
+        preloadedNanos = 0;
+        handledNanos = 0;
+        completingNanos = 0;
+    }
+}

@@ -1,0 +1,268 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandBusSpanFactory;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.GenericCommandResultMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.messaging.GenericResultMessage;
+import org.axonframework.messaging.Message;
+import org.axonframework.messaging.ResultMessage;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.tracing.Span;
+import org.axonframework.tracing.SpanScope;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.messaging.DefaultInterceptorChain;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import com.lmax.disruptor.EventHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
+
+/**
+ * Stage 2: runs the command handler, with Axon's handler interceptors, inside the slot's Unit of Work.
+ * <p>
+ * There is one instance per handler thread, each owning the commands whose segment is its index; commands for one
+ * aggregate therefore run on one thread in dispatch order. A handler's failure is recorded in the slot; when the
+ * rollback configuration discards its events, the aggregate is restored to its state before the command (see
+ * {@link AggregateHolder}) before the thread moves on. A command of an aggregate with a repository of its own
+ * (state-stored) runs whole here, Unit of Work and transaction included (see {@link WholeCommandRunner}).
+ */
+final class HandleStage implements EventHandler<CommandSlot> {
+
+    private static final Logger logger = LoggerFactory.getLogger(HandleStage.class);
+
+    private final int segment;
+    private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors;
+    private final RollbackConfiguration rollbackConfiguration;
+    private final RingEventStore splitStore;
+    private final CommandBusSpanFactory spanFactory;
+    private final boolean timed;
+    private final WholeCommandRunner wholeCommands;
+
+    HandleStage(int segment,
+                List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
+                RollbackConfiguration rollbackConfiguration,
+                RingEventStore splitStore,
+                CommandBusSpanFactory spanFactory,
+                boolean timed,
+                TransactionManager transactionManager) {
+        this.segment = segment;
+        this.interceptors = interceptors;
+        this.rollbackConfiguration = rollbackConfiguration;
+        this.splitStore = splitStore;
+        this.spanFactory = spanFactory;
+        this.timed = timed;
+        this.wholeCommands =
+                new WholeCommandRunner(interceptors, rollbackConfiguration, transactionManager);
+    }
+
+    @Override
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+        if (slot.segment != segment) {
+            return;
+        }
+        MessageHandler<? super CommandMessage<?>> handler;
+        if (slot.preloadFailure != null) {
+            if (!interceptedDespite(slot.preloadFailure, slot)) {
+                return;
+            }
+            // On Axon's buses the handler interceptors run before the handler finds that its target is missing (or
+            // cannot be read): they may answer the command themselves, or see the failure.
+            handler = failingWith(slot.preloadFailure);
+            slot.preloadFailure = null;
+        } else {
+            AggregateHolder<?> holder = slot.holder;
+            if (holder != null) {
+                try {
+                    slot.generation = holder.beginCommand(slot);
+                } catch (Throwable failure) {
+                    slot.preloadFailure = failure;
+                    return;
+                }
+            }
+            handler = slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
+        }
+        if (spanFactory == null || slot.handler instanceof MessageDelivery) {
+            handle(slot, handler);
+        } else {
+            handleTraced(slot, handler);
+        }
+        if (timed) {
+            slot.handledNanos = System.nanoTime();
+        }
+    }
+
+    /**
+     * Handles the command inside a handle span. A span that cannot be created fails the command before its handler
+     * runs, as on Axon's buses; once the handler ran, a span that throws is logged and the command's outcome stands
+     * (failing it then would leave its aggregate ahead of the store).
+     */
+    private void handleTraced(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+        Span span;
+        SpanScope scope;
+        try {
+            span = spanFactory.createHandleCommandSpan(slot.command, false).start();
+            scope = span.makeCurrent();
+        } catch (RuntimeException | Error tracingFailure) {
+            // As on Axon's buses, where the handle span wraps the handler: the command is not handled. Nothing ran,
+            // so nothing is to be undone.
+            slot.handlerFailure = tracingFailure;
+            slot.rolledBack = true;
+            if (slot.holder != null) {
+                try {
+                    slot.holder.commandRolledBack(slot.events); // unbinds the slot; no event was applied
+                } catch (Exception restoreFailure) {
+                    tracingFailure.addSuppressed(restoreFailure);
+                }
+            }
+            return;
+        }
+        try {
+            handle(slot, handler);
+            if (slot.handlerFailure != null) {
+                span.recordException(slot.handlerFailure);
+            }
+        } catch (RuntimeException | Error tracingFailure) {
+            logger.warn("Tracing failed on command [{}]", slot.commandName(), tracingFailure);
+        } finally {
+            try {
+                scope.close();
+                span.end();
+            } catch (RuntimeException | Error tracingFailure) {
+                logger.warn("Tracing failed to end the handle span of command [{}]", slot.commandName(),
+                            tracingFailure);
+            }
+        }
+    }
+
+    /**
+     * Whether a command that failed before its handler still passes the handler interceptors, as on Axon's buses:
+     * when interceptors are registered and a handler was found (a missing handler is refused before the interceptors
+     * on Axon's buses too); never for a message delivered outside a command.
+     */
+    private boolean interceptedDespite(Throwable preloadFailure, CommandSlot slot) {
+        return !interceptors.isEmpty() && slot.handler != null && !(slot.handler instanceof MessageDelivery)
+                && !(preloadFailure instanceof NoHandlerForCommandException);
+    }
+
+    /** A handler that fails with what the preload stage found; allocated only on that failure's path. */
+    private static MessageHandler<CommandMessage<?>> failingWith(Throwable failure) {
+        return command -> {
+            if (failure instanceof Exception exception) {
+                throw exception;
+            }
+            throw (Error) failure;
+        };
+    }
+
+    private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+        if (slot.runsWhole) {
+            wholeCommands.run(slot);
+            return;
+        }
+        SlotUnitOfWork unitOfWork = slot.unitOfWork;
+        unitOfWork.startFor(slot.command);
+        try {
+            // A message delivered to an aggregate outside a command (a deadline) is no command: the ring's command
+            // handler interceptors do not see it (the deadline manager ran its own).
+            Object result = interceptors.isEmpty() || handler instanceof MessageDelivery
+                    ? handler.handle(unitOfWork.getMessage())
+                    : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
+            // Built here, while the Unit of Work is current, so that it carries its correlation data.
+            slot.result = resultMessage(result);
+            unitOfWork.recordResult(result);
+        } catch (Throwable failure) {
+            slot.handlerFailure = failure;
+            slot.result = asCommandResultMessage(failure);
+            // A delivered message's events are discarded on any failure, as in the deadline manager's Unit of Work.
+            if (rollbackConfiguration.rollBackOn(failure) || slot.handler instanceof MessageDelivery) {
+                rollBack(slot, failure);
+                return;
+            }
+            unitOfWork.recordResult(failure);
+        }
+        try {
+            unitOfWork.prepareCommit();
+            prepareEventsForStore(slot);
+        } catch (Throwable failure) {
+            // A prepare-commit handler vetoed the command, or an event dispatch interceptor or the serializer
+            // failed on its events: it fails like a handler that threw, before anything reaches the store.
+            slot.handlerFailure = failure;
+            slot.result = null; // as on Axon's buses, a failed commit's result is built without the Unit of Work
+            rollBack(slot, failure);
+            return;
+        }
+        succeeded(slot);
+    }
+
+    /**
+     * The handler's result as the message its caller gets, by the rules of Axon's {@code DefaultUnitOfWork} and
+     * {@code GenericCommandResultMessage.asCommandResultMessage}: a result message is returned as it is (a command
+     * result message) or wrapped; another message becomes the payload of the result, its metadata the result's;
+     * anything else is the payload.
+     */
+    private static CommandResultMessage<?> resultMessage(Object result) {
+        if (result instanceof ResultMessage<?> resultMessage) {
+            return asCommandResultMessage(resultMessage);
+        }
+        if (result instanceof Message<?> message) {
+            return asCommandResultMessage(new GenericResultMessage<>(message, message.getMetaData()));
+        }
+        return new GenericCommandResultMessage<>(result);
+    }
+
+    /**
+     * Runs the event dispatch interceptors over the command's events (those its aggregate applied and those its
+     * handler published on the event store), as {@code publish} would, and serializes them for the storage engine
+     * here rather than on the store stage's single thread (see {@link RingEventStore#serializeAhead}).
+     */
+    private void prepareEventsForStore(CommandSlot slot) {
+        if (splitStore == null || slot.events.isEmpty()) {
+            return;
+        }
+        if (splitStore.hasDispatchInterceptors()) {
+            intercept(slot);
+        }
+        splitStore.serializeAhead(slot.events);
+    }
+
+    private void succeeded(CommandSlot slot) {
+        AggregateHolder<?> holder = slot.holder; // set by the repository for a creation without target
+        if (holder != null) {
+            holder.commandSucceeded(slot.events);
+        }
+        slot.unitOfWork.pause();
+    }
+
+    private void intercept(CommandSlot slot) {
+        List<? extends EventMessage<?>> intercepted = splitStore.interceptStaged(slot.events);
+        slot.events.clear();
+        slot.events.addAll(intercepted);
+    }
+
+    private void rollBack(CommandSlot slot, Throwable failure) {
+        slot.rolledBack = true;
+        AggregateHolder<?> holder = slot.holder;
+        try {
+            if (holder != null) {
+                holder.commandRolledBack(slot.events);
+            }
+        } catch (Throwable restoreFailure) {
+            failure.addSuppressed(restoreFailure);
+            holder.invalidate(slot.generation);
+        } finally {
+            slot.events.clear();
+            try {
+                slot.unitOfWork.rollback(failure);
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.messaging.DefaultInterceptorChain;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.ResultMessage;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.axonframework.monitoring.MessageMonitor;
+
+import java.util.List;
+import java.util.concurrent.Future;
+import java.util.function.UnaryOperator;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
+
+/**
+ * Commands dispatched from one of the ring's own threads (a handler, a callback, a subscribing event handler). Such a
+ * command cannot complete through the ring while the dispatching thread waits for it: the store stage waits for every
+ * handler thread, the complete stage for store and publish, and a callback runs on the complete stage. So:
+ * <ul>
+ *     <li><b>In place</b>, at once, on the dispatching thread, in a Unit of Work nested in the current one (as Axon's
+ *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;
+ *     and, from a handler thread inside a command, a command for the very aggregate that command targets (this thread
+ *     owns it). Its applied events join the current command's, in order, and are stored with them; if the outer
+ *     command fails, they are discarded with it. A nested command of the same aggregate that fails after applying
+ *     events fails the outer command too (its events cannot be taken back alone). A command nobody handles fails at
+ *     once.</li>
+ *     <li><b>Refused</b>, at once, through its callback with a {@link PipelineWaitException} and not dispatched: any
+ *     other command that is being waited for, i.e. dispatched by {@code CommandGateway.sendAndWait} or with a callback
+ *     that is a {@link Future} (Axon's {@code FutureCallback}).</li>
+ *     <li>Otherwise it goes into the ring like any command (fire and forget: {@code commandGateway.send}, a
+ *     callback).</li>
+ * </ul>
+ * Only for pipeline threads; never on the dispatch path of other threads.
+ */
+final class NestedDispatch {
+
+    private static final StackWalker STACK = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+    /** How far up the stack a waiting gateway call is looked for: gateway, bus decorators, this bus. */
+    private static final int GATEWAY_FRAMES = 64;
+
+    private final CommandRoutes routes;
+    private final UnaryOperator<CommandMessage<?>> dispatchInterceptors;
+    private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
+    private final MessageMonitor<? super CommandMessage<?>> messageMonitor;
+    private final RollbackConfiguration rollbackConfiguration;
+
+    /**
+     * @param routes                the bus's handlers and aggregate routes
+     * @param dispatchInterceptors  applies the bus's dispatch interceptors
+     * @param handlerInterceptors   the bus's handler interceptors (live list)
+     * @param messageMonitor        the bus's message monitor
+     * @param rollbackConfiguration which handler exceptions roll a command back
+     */
+    NestedDispatch(CommandRoutes routes,
+                          UnaryOperator<CommandMessage<?>> dispatchInterceptors,
+                          List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
+                          MessageMonitor<? super CommandMessage<?>> messageMonitor,
+                          RollbackConfiguration rollbackConfiguration) {
+        this.routes = routes;
+        this.dispatchInterceptors = dispatchInterceptors;
+        this.handlerInterceptors = handlerInterceptors;
+        this.messageMonitor = messageMonitor;
+        this.rollbackConfiguration = rollbackConfiguration;
+    }
+
+    /**
+     * Handles a command dispatched on a pipeline thread when it must not go into the ring (see the class).
+     *
+     * @param command  the command, before dispatch interceptors
+     * @param callback its callback
+     * @return true when the command was handled or refused here (its callback has been called), false when it is to
+     * be dispatched into the ring
+     */
+    boolean dispatchedHere(CommandMessage<?> command, CommandCallback<Object, Object> callback) {
+        String name = command.getCommandName();
+        MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(name);
+        if (handler == null) {
+            runInPlace(command, callback, null, null);
+            return true;
+        }
+        CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(name);
+        if (route == null) {
+            runInPlace(command, callback, handler, null);
+            return true;
+        }
+        CommandSlot own = slotOfOwnAggregate(route, command);
+        if (own != null) {
+            runInPlace(command, callback, handler, own);
+            return true;
+        }
+        if (callback instanceof Future || insideWaitingGatewayCall()) {
+            callback.onResult(command, asCommandResultMessage(refusal(command)));
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The slot of the command being handled on this thread, if the command targets the same aggregate; else null.
+     * The slot's Unit of Work is current and not yet past prepare-commit only on the handler thread handling it.
+     */
+    private static CommandSlot slotOfOwnAggregate(CommandRoutes.AggregateRoute route, CommandMessage<?> command) {
+        if (!CurrentUnitOfWork.isStarted()) {
+            return null;
+        }
+        UnitOfWork<?> root = CurrentUnitOfWork.get().root();
+        if (!(root instanceof SlotUnitOfWork)
+                || (root.phase() != UnitOfWork.Phase.STARTED && root.phase() != UnitOfWork.Phase.PREPARE_COMMIT)) {
+            return null;
+        }
+        CommandSlot slot = ((SlotUnitOfWork) root).slot();
+        AggregateHolder<?> holder = slot.holder;
+        if (holder == null || holder.identifier() == null || slot.repository != route.repository()) {
+            return null;
+        }
+        try {
+            String target = route.repository().targetResolver().resolveTarget(command).getIdentifier();
+            return holder.identifier().equals(target) ? slot : null;
+        } catch (RuntimeException unresolvable) {
+            return null; // no target here: it goes the way of any other aggregate's command
+        }
+    }
+
+    /** Runs the command now, on this thread, as SimpleCommandBus would; a null handler fails it as not handled. */
+    private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                            MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer) {
+        CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
+        MessageMonitor.MonitorCallback monitor = messageMonitor.onMessageIngested(intercepted);
+        ResultMessage<?> result;
+        if (handler == null) {
+            result = asCommandResultMessage(CommandRoutes.noHandlerFor(intercepted.getCommandName()));
+        } else {
+            int eventsBefore = outer == null ? 0 : outer.events.size();
+            DefaultUnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(intercepted);
+            result = unitOfWork.executeWithResult(
+                    () -> new DefaultInterceptorChain<>(unitOfWork, handlerInterceptors, handler).proceed(),
+                    rollbackConfiguration);
+            if (outer != null && result.isExceptional() && outer.events.size() > eventsBefore
+                    && rollbackConfiguration.rollBackOn(result.exceptionResult())) {
+                failOuterCommand(outer, intercepted, result.exceptionResult());
+            }
+        }
+        if (result.isExceptional()) {
+            monitor.reportFailure(result.exceptionResult());
+        } else {
+            monitor.reportSuccess();
+        }
+        callback.onResult(intercepted, asCommandResultMessage(result));
+    }
+
+    /**
+     * The nested command changed the aggregate and failed: its events cannot be taken back alone, so the outer
+     * command fails in its prepare-commit phase (on this thread, before anything is stored) and the aggregate is
+     * restored to its state before the outer command, whether or not the outer handler caught the failure.
+     */
+    private static void failOuterCommand(CommandSlot outer, CommandMessage<?> nested, Throwable failure) {
+        String message = "Command [" + outer.commandName() + "] fails because command [" + nested.getCommandName()
+                + "], which it sent to the same aggregate [" + outer.holder.identifier() + "], failed after applying"
+                + " events: " + failure.getMessage();
+        outer.unitOfWork.onPrepareCommit(u -> {
+            throw new IllegalStateException(message, failure);
+        });
+    }
+
+    /** True when a {@code CommandGateway.sendAndWait} is on this thread's stack: the caller waits for the result. */
+    private static boolean insideWaitingGatewayCall() {
+        return STACK.walk(frames -> frames.limit(GATEWAY_FRAMES).anyMatch(
+                frame -> frame.getMethodName().equals("sendAndWait")
+                        && CommandGateway.class.isAssignableFrom(frame.getDeclaringClass())));
+    }
+
+    private static PipelineWaitException refusal(CommandMessage<?> command) {
+        return new PipelineWaitException(
+                "Command [" + command.getCommandName() + "] was not dispatched: it was sent from ringbus pipeline "
+                        + "thread [" + Thread.currentThread().getName() + "] and waited for (sendAndWait, or a "
+                        + "callback that is a Future), but it can only complete after this thread has finished its "
+                        + "current work, so waiting would hang the bus. On a pipeline thread a command can be waited "
+                        + "for only when it runs in place: a command for a plain (non-aggregate) handler, or, inside "
+                        + "a command handler, a command for the aggregate that command targets. Otherwise send it "
+                        + "without waiting (commandGateway.send(...) or a callback), or dispatch it from a thread of "
+                        + "your own.");
+    }
+}

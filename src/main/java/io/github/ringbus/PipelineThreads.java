@@ -1,0 +1,41 @@
+package io.github.ringbus;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * Creates the pipeline's stage threads, named after their stages in the order the Disruptor starts them, and
+ * remembers them so that shutdown can wait for them to end.
+ */
+final class PipelineThreads implements ThreadFactory {
+
+    private final List<String> names;
+    private final List<Thread> started = new ArrayList<>();
+
+    PipelineThreads(List<String> names) {
+        this.names = List.copyOf(names);
+    }
+
+    @Override
+    public synchronized Thread newThread(Runnable stage) {
+        int index = started.size();
+        String name = index < names.size() ? names.get(index) : names.get(0) + "-extra-" + index;
+        Thread thread = new PipelineThread(stage, name);
+        started.add(thread);
+        return thread;
+    }
+
+    synchronized List<Thread> threads() {
+        return List.copyOf(started);
+    }
+
+    /** A thread that runs one of the pipeline's stages; see {@link Pipeline#isPipelineThread()}. */
+    static final class PipelineThread extends Thread {
+
+        PipelineThread(Runnable stage, String name) {
+            super(stage, name);
+            setDaemon(true);
+        }
+    }
+}

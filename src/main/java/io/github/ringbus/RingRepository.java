@@ -1,0 +1,449 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.callbacks.FutureCallback;
+import org.axonframework.commandhandling.CommandMessageHandlingMember;
+import org.axonframework.eventsourcing.AggregateDeletedException;
+import org.axonframework.eventsourcing.AggregateFactory;
+import org.axonframework.eventsourcing.EventSourcedAggregate;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.eventstore.DomainEventStream;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.messaging.Message;
+import org.axonframework.messaging.Scope;
+import org.axonframework.messaging.ScopeDescriptor;
+import org.axonframework.messaging.annotation.MessageHandlingMember;
+import org.axonframework.messaging.MetaData;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.axonframework.modelling.command.Aggregate;
+import org.axonframework.modelling.command.AggregateCreationPolicy;
+import org.axonframework.modelling.command.AggregateLifecycle;
+import org.axonframework.modelling.command.AggregateNotFoundException;
+import org.axonframework.modelling.command.AggregateScopeDescriptor;
+import org.axonframework.modelling.command.AggregateStreamCreationException;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.modelling.command.ConflictingAggregateVersionException;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.VersionedAggregateIdentifier;
+import org.axonframework.modelling.command.inspection.AggregateModel;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The repository of one event-sourced aggregate type whose commands run through a
+ * {@link io.github.ringbus.RingCommandBus}. Axon's {@code AggregateAnnotationCommandHandler} uses it exactly like
+ * any other repository; underneath, the aggregate was already put in memory by the preload stage and the events it
+ * applies are collected in the command's ring slot, for the store and publish stages.
+ * <p>
+ * <b>Threads.</b> {@link #preload} runs on the preload stage's thread only; {@code load}, {@code newInstance} and
+ * {@code loadOrCreate} run on a handle stage's thread, inside the command's Unit of Work, and only for the aggregate
+ * the command targets. Loading any other aggregate from inside a handler fails with an {@link IllegalStateException}:
+ * ringbus routes each command to the thread that owns its target aggregate and no other.
+ * <p>
+ * <b>Messages outside commands.</b> {@link #send} (how a deadline manager delivers a deadline to an aggregate) puts
+ * the message in the ring like a command for the aggregate and waits for it on the caller's thread: the aggregate
+ * handles it on its handler thread, in ring order with its commands, and the events it applies are stored by the
+ * store stage. See {@link MessageDelivery}.
+ *
+ * @param <T> the aggregate root type
+ */
+final class RingRepository<T> implements Repository<T> {
+
+    private static final Logger logger = LoggerFactory.getLogger(RingRepository.class);
+
+    private final Class<T> aggregateType;
+    private final AggregateModel<T> model;
+    private final AggregateFactory<T> aggregateFactory;
+    private final EventStore eventStore;
+    private final RepositoryProvider repositoryProvider;
+    private final SnapshotTriggerDefinition snapshotTriggerDefinition;
+    private final AggregateCache<T> cache;
+    private final Map<String, Boolean> createsAggregateByCommandName;
+    private final CommandTargetResolver targetResolver;
+    private final InstanceCommandInvoker<T> instanceCommands;
+    /** The preload stage's resolver: the aggregate's own, and the target of a {@link MessageDelivery}. */
+    private final CommandTargetResolver preloadTargetResolver;
+    private final MessageDelivery delivery;
+    /** Puts a delivery in the ring; set by the bus that created this repository. */
+    private volatile BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring;
+
+    /**
+     * @param model                     the aggregate's model (its command and event sourcing handlers)
+     * @param aggregateFactory          creates an empty aggregate root to replay events on
+     * @param eventStore                the store aggregates are loaded from
+     * @param repositoryProvider        gives aggregates access to other repositories (may be null)
+     * @param snapshotTriggerDefinition decides when to snapshot an aggregate
+     * @param cacheSize                 the most aggregates of this type to keep in memory
+     * @param completedSequence         the ring sequence up to which every command has completed
+     * @param targetResolver            finds a command's target aggregate, as the aggregate's command handler does
+     */
+    RingRepository(AggregateModel<T> model,
+                          AggregateFactory<T> aggregateFactory,
+                          EventStore eventStore,
+                          RepositoryProvider repositoryProvider,
+                          SnapshotTriggerDefinition snapshotTriggerDefinition,
+                          int cacheSize,
+                          LongSupplier completedSequence,
+                          CommandTargetResolver targetResolver) {
+        this.aggregateType = aggregateFactory.getAggregateType();
+        this.model = Objects.requireNonNull(model, "model");
+        this.aggregateFactory = aggregateFactory;
+        this.eventStore = Objects.requireNonNull(eventStore, "eventStore");
+        this.repositoryProvider = repositoryProvider;
+        this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
+        this.cache = new AggregateCache<>(cacheSize, completedSequence);
+        this.createsAggregateByCommandName = AggregateCommandNames.of(model);
+        this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
+        this.instanceCommands = new InstanceCommandInvoker<>(model);
+        this.preloadTargetResolver = command -> command instanceof MessageDelivery.Command
+                ? new VersionedAggregateIdentifier(((MessageDelivery.Command) command).target(), null)
+                : this.targetResolver.resolveTarget(command);
+        this.delivery = new MessageDelivery(this);
+    }
+
+    /**
+     * @return the resolver that finds the targets of this aggregate type's commands (the aggregate's own resolver),
+     * and of the messages {@link #send} puts in the ring
+     */
+    CommandTargetResolver targetResolver() {
+        return preloadTargetResolver;
+    }
+
+    /**
+     * @return the ring's handler of the messages {@link #send} delivers to this type's aggregates; the bus routes
+     * its {@link MessageDelivery#commandName()} to this repository
+     */
+    MessageDelivery delivery() {
+        return delivery;
+    }
+
+    /**
+     * Connects {@link #send} to the ring: called once by the bus that created this repository.
+     *
+     * @param ring puts an internal command in the ring (without dispatch interceptors) and calls the callback when
+     *             it completed
+     */
+    void deliverThrough(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring) {
+        this.ring = Objects.requireNonNull(ring, "ring");
+    }
+
+    /**
+     * @return the names of the commands handled by this aggregate type, each mapped to whether it may create the
+     * aggregate (a constructor or factory handler, or a creation policy other than {@code NEVER})
+     */
+    Map<String, Boolean> commandNames() {
+        return createsAggregateByCommandName;
+    }
+
+    /**
+     * @return the aggregate's type name as Axon puts it in its domain events ({@code DomainEventMessage.getType()})
+     */
+    String aggregateTypeName() {
+        return model.type();
+    }
+
+    /**
+     * @return the aggregate root type
+     */
+    Class<T> aggregateType() {
+        return aggregateType;
+    }
+
+    // --- preload stage ---------------------------------------------------------------------------------------------
+
+    /**
+     * Puts the aggregate with the given identifier in memory for the command in ring slot {@code slotSequence}: from
+     * the cache, or read from the event store on a miss. Preload-stage thread only.
+     *
+     * @param identifier   the command's target aggregate identifier
+     * @param creates      whether the command may create the aggregate
+     * @param slotSequence the ring sequence of the command's slot
+     * @return the holder, or null when the aggregate does not exist and the command cannot create it
+     * @throws Exception when the event store cannot be read
+     */
+    AggregateHolder<T> preload(String identifier, boolean creates, long slotSequence) throws Exception {
+        AggregateHolder<T> holder = cache.get(identifier);
+        if (holder == null) {
+            holder = new AggregateHolder<>(this, identifier);
+            holder.loaded(readFromStore(identifier, holder, List.of()));
+            if (holder.aggregate() == null && !creates) {
+                return null;
+            }
+            cache.put(identifier, holder);
+        }
+        holder.referencedBy(slotSequence);
+        return holder;
+    }
+
+    /**
+     * @return how many aggregates of this type are in memory
+     */
+    int cachedAggregates() {
+        return cache.size();
+    }
+
+    /**
+     * Reads the aggregate's events from the store, followed by the given events that are handled but perhaps not yet
+     * stored (events the store already returned are skipped by sequence number).
+     *
+     * @return the aggregate, or null when there is no event of it
+     */
+    EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
+                                           List<DomainEventMessage<?>> unstored) throws Exception {
+        DomainEventStream stream = eventStore.readEvents(identifier);
+        if (!unstored.isEmpty()) {
+            stream = DomainEventStream.concat(stream, DomainEventStream.of(unstored));
+        }
+        if (!stream.hasNext()) {
+            return null;
+        }
+        T root = aggregateFactory.createAggregateRoot(identifier, stream.peek());
+        EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
+                root, model, holder.sink(), repositoryProvider, snapshotTriggerDefinition.prepareTrigger(aggregateType)
+        );
+        aggregate.initializeState(stream);
+        return aggregate;
+    }
+
+    // --- handle stage: Axon's Repository ---------------------------------------------------------------------------
+
+    @Override
+    public Aggregate<T> load(String aggregateIdentifier) {
+        return load(aggregateIdentifier, null);
+    }
+
+    @Override
+    public Aggregate<T> load(String aggregateIdentifier, Long expectedVersion) {
+        return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier).aggregate(),
+                                 expectedVersion);
+    }
+
+    /** Runs a command on an aggregate that exists, on the handle stage's thread, as Axon's aggregate would. */
+    Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception {
+        return instanceCommands.handle(aggregate, command);
+    }
+
+    /** The checks Axon's repositories make when a command loads an aggregate. */
+    EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+                                               Long expectedVersion) {
+        if (aggregate == null) {
+            throw new AggregateNotFoundException(aggregateIdentifier,
+                                                 "The aggregate was not found in the event store");
+        }
+        if (aggregate.isDeleted()) {
+            throw new AggregateDeletedException(aggregateIdentifier);
+        }
+        if (expectedVersion != null && aggregate.version() != null && aggregate.version() > expectedVersion) {
+            throw new ConflictingAggregateVersionException(aggregateIdentifier, expectedVersion, aggregate.version());
+        }
+        return aggregate;
+    }
+
+    @Override
+    public Aggregate<T> newInstance(Callable<T> factoryMethod) throws Exception {
+        return newInstance(factoryMethod, a -> {
+        });
+    }
+
+    @Override
+    public Aggregate<T> newInstance(Callable<T> factoryMethod, Consumer<Aggregate<T>> initMethod) throws Exception {
+        CommandSlot slot = currentSlot();
+        if (calledByALiveAggregate()) {
+            return createAlongside(slot, factoryMethod, initMethod);
+        }
+        AggregateHolder<T> holder = ownHolder(slot);
+        if (holder == null) {
+            // A creation command that names no target: the identifier is known once the aggregate exists.
+            holder = new AggregateHolder<>(this, null);
+            holder.bind(slot);
+            slot.adoptCreatedAggregate(holder);
+        } else if (holder.aggregate() != null) {
+            throw new AggregateStreamCreationException(
+                    "Aggregate [" + aggregateType.getSimpleName() + "] with identifier [" + holder.identifier()
+                            + "] already exists; command [" + slot.commandName() + "] cannot create it again");
+        }
+        EventSourcedAggregate<T> aggregate = initializeNew(holder, factoryMethod, initMethod);
+        String created = aggregate.identifierAsString();
+        if (holder.identifier() != null && created != null && !holder.identifier().equals(created)) {
+            throw new IllegalStateException(
+                    "Command [" + slot.commandName() + "] targets aggregate [" + holder.identifier()
+                            + "] but its handler created aggregate [" + created + "]");
+        }
+        holder.created(aggregate);
+        return aggregate;
+    }
+
+    /**
+     * {@code AggregateLifecycle.createNew} from the handler of another aggregate (of this type or another): creates
+     * the aggregate on the handler's thread, and its events join the command's in the slot, so they are stored in the
+     * command's batch and transaction, after the events the handler applied before, and vanish if the command fails.
+     * The new aggregate is not put in the cache, which only the preload stage touches: its first command reads it
+     * from the store, where it is once the creating command has completed. A duplicate identifier is refused by the
+     * storage engine's unique constraint (JDBC, JPA), as for any creation.
+     */
+    private Aggregate<T> createAlongside(CommandSlot slot, Callable<T> factoryMethod,
+                                         Consumer<Aggregate<T>> initMethod) throws Exception {
+        AggregateHolder<T> holder = new AggregateHolder<>(this, null);
+        holder.bind(slot);
+        EventSourcedAggregate<T> aggregate = initializeNew(holder, factoryMethod, initMethod);
+        holder.created(aggregate);
+        return aggregate;
+    }
+
+    /** A new aggregate from its factory method, applying its events into the holder's slot. */
+    private EventSourcedAggregate<T> initializeNew(AggregateHolder<T> holder, Callable<T> factoryMethod,
+                                                   Consumer<Aggregate<T>> initMethod) throws Exception {
+        EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
+                factoryMethod, model, holder.sink(), repositoryProvider,
+                snapshotTriggerDefinition.prepareTrigger(aggregateType)
+        );
+        initMethod.accept(aggregate);
+        return aggregate;
+    }
+
+    /**
+     * True when an aggregate's handler is running on this thread: the repository is then asked for a new aggregate
+     * by {@code AggregateLifecycle.createNew}, not by a creation command's handler (which calls the repository
+     * before any aggregate exists).
+     */
+    private static boolean calledByALiveAggregate() {
+        try {
+            return Scope.getCurrentScope() instanceof AggregateLifecycle;
+        } catch (IllegalStateException noScope) {
+            return false;
+        }
+    }
+
+    @Override
+    public Aggregate<T> loadOrCreate(String aggregateIdentifier, Callable<T> factoryMethod) throws Exception {
+        EventSourcedAggregate<T> existing = targetOfCurrentCommand(aggregateIdentifier).aggregate();
+        if (existing != null) {
+            return existing;
+        }
+        return newInstance(factoryMethod);
+    }
+
+    /**
+     * Delivers a message (a deadline) to the aggregate the scope names, as Axon's repositories do: the aggregate
+     * handles it inside its own scope, and nothing happens when the scope is not one of this type's aggregates.
+     * <p>
+     * The message goes through the ring like a command for the aggregate: preloaded, handled on the handler thread
+     * that owns the aggregate, in ring order with its commands (never beside them), its events stored by the store
+     * stage. The caller's thread waits until it completed. The aggregate's failure is thrown here, so the deadline
+     * manager reports it (and retries, if it does) as with Axon's repositories, and the events the aggregate applied
+     * are discarded on any exception. An aggregate that does not exist or was deleted is skipped with a debug log, as
+     * Axon's repositories do. The ring's command dispatch and handler interceptors and its message monitor do not
+     * see the message; the correlation data of the caller's Unit of Work (the deadline manager's, with its handler
+     * interceptors) is given to the events the aggregate applies.
+     *
+     * @throws IllegalStateException when called on a ringbus pipeline thread, which would wait for itself, or before
+     *                               the repository was connected to a bus
+     * @throws Exception             the aggregate's failure, or the ring's (full, shut down, not started)
+     */
+    @Override
+    public void send(Message<?> message, ScopeDescriptor scopeDescription) throws Exception {
+        if (!canResolve(scopeDescription)) {
+            return;
+        }
+        String identifier = String.valueOf(((AggregateScopeDescriptor) scopeDescription).getIdentifier());
+        if (Pipeline.isPipelineThread()) {
+            throw new IllegalStateException(
+                    "A message for aggregate [" + aggregateType.getSimpleName() + "] with identifier [" + identifier
+                            + "] was sent from ringbus pipeline thread [" + Thread.currentThread().getName()
+                            + "], which cannot wait for the ring it serves; send it from another thread (a deadline "
+                            + "manager's own threads)");
+        }
+        BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> target = ring;
+        if (target == null) {
+            throw new IllegalStateException("The ringbus repository of [" + aggregateType.getSimpleName()
+                                                    + "] is not connected to a RingCommandBus");
+        }
+        FutureCallback<Object, Object> completion = new FutureCallback<>();
+        target.accept(delivery.command(message, identifier, CurrentUnitOfWork.correlationData()), completion);
+        CommandResultMessage<?> result = completion.getResult();
+        if (!result.isExceptional()) {
+            return;
+        }
+        Throwable failure = result.exceptionResult();
+        if (failure instanceof AggregateNotFoundException) {
+            logger.debug("Aggregate [{}] with identifier [{}] was not found or is deleted: message [{}] is not "
+                                 + "handled", aggregateType.getSimpleName(), identifier, message);
+            return;
+        }
+        if (failure instanceof Exception) {
+            throw (Exception) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        throw new IllegalStateException(failure);
+    }
+
+    /** Runs a delivered message on its aggregate, on the handle stage's thread (see {@link MessageDelivery}). */
+    Object deliver(String identifier, Message<?> message) throws Exception {
+        return checkedForCommand(identifier, targetOfCurrentCommand(identifier).aggregate(), null).handle(message);
+    }
+
+    /**
+     * As Axon's repositories: a scope of an aggregate whose type is the simple name, or the declared type, of this
+     * aggregate type or one of its subtypes.
+     */
+    @Override
+    public boolean canResolve(ScopeDescriptor scopeDescription) {
+        if (!(scopeDescription instanceof AggregateScopeDescriptor)) {
+            return false;
+        }
+        String type = ((AggregateScopeDescriptor) scopeDescription).getType();
+        return model.types().anyMatch(t -> t.getSimpleName().equals(type)
+                || model.declaredType(t).map(type::equals).orElse(false));
+    }
+
+    private AggregateHolder<T> targetOfCurrentCommand(String aggregateIdentifier) {
+        CommandSlot slot = currentSlot();
+        AggregateHolder<T> holder = ownHolder(slot);
+        if (holder == null || !aggregateIdentifier.equals(holder.identifier())) {
+            throw new IllegalStateException(
+                    "Command [" + slot.commandName() + "] asked repository of [" + aggregateType.getSimpleName()
+                            + "] for aggregate [" + aggregateIdentifier + "], which is not the command's target ("
+                            + (holder == null ? "none" : holder.identifier()) + "); ringbus hands a handler only "
+                            + "the aggregate its command targets");
+        }
+        return holder;
+    }
+
+    @SuppressWarnings("unchecked")
+    private AggregateHolder<T> ownHolder(CommandSlot slot) {
+        if (slot.repository() != this) {
+            throw new IllegalStateException(
+                    "Command [" + slot.commandName() + "] was not routed to aggregate type ["
+                            + aggregateType.getSimpleName() + "]; its handler cannot use this repository");
+        }
+        return (AggregateHolder<T>) slot.holder();
+    }
+
+    private CommandSlot currentSlot() {
+        if (CurrentUnitOfWork.isStarted()) {
+            // root: a command for this aggregate sent from its own handler runs in place in a nested Unit of Work
+            UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get().root();
+            if (unitOfWork instanceof SlotUnitOfWork) {
+                return ((SlotUnitOfWork) unitOfWork).slot();
+            }
+        }
+        throw new IllegalStateException(
+                "The ringbus repository of [" + aggregateType.getSimpleName() + "] is used outside a command "
+                        + "handled by ringbus");
+    }
+}

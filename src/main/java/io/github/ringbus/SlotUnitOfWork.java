@@ -1,0 +1,182 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.ResultMessage;
+import org.axonframework.messaging.unitofwork.AbstractUnitOfWork;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.ExecutionResult;
+import org.axonframework.messaging.unitofwork.MessageProcessingContext;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
+
+/**
+ * The Unit of Work of one slot, reused for every command that passes through the slot.
+ * <p>
+ * It is started on the handle stage's thread, where the handler and Axon's handler interceptors find it as the
+ * current Unit of Work, and its prepare-commit phase runs there too, right after the handler, so that a
+ * prepare-commit handler can still fail the command before its events go to the store. It is then paused, and
+ * resumed on the complete stage's thread, where its commit and after-commit phases run (after the command's events
+ * were stored) or it rolls back. It is always a root Unit of Work; a command its handler sends may run in place in a
+ * Unit of Work nested in it (see {@link NestedDispatch}), otherwise later, in a slot of its own.
+ */
+final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
+
+    private final CommandSlot slot;
+    private final MessageProcessingContext<CommandMessage<?>> context = new MessageProcessingContext<>(null);
+
+    SlotUnitOfWork(CommandSlot slot) {
+        this.slot = slot;
+    }
+
+    /**
+     * @return the slot whose command this Unit of Work processes
+     */
+    CommandSlot slot() {
+        return slot;
+    }
+
+    /**
+     * Adds events the handler publishes on the event bus to the command's events, after the events it produced
+     * before, so that the store stage stores them in the handler's order, in the command's batch and transaction,
+     * and drops them if the command fails. Called on the handle stage's thread by {@code RingEventStore.publish}.
+     *
+     * @param store  the event store the events were published on
+     * @param events the published events
+     * @return true when the events were taken; false when this slot's ring does not store to {@code store} or the
+     * command is past its prepare-commit phase (the caller then publishes them as Axon's event bus would)
+     */
+    boolean collectPublished(EventStore store, List<? extends EventMessage<?>> events) {
+        Phase phase = phase();
+        if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
+            return false;
+        }
+        slot.events.addAll(events);
+        return true;
+    }
+
+    /**
+     * Takes back events {@link #collectPublished collected} for a nested Unit of Work that rolled back, on the
+     * handler thread, before the slot's command completes its prepare-commit phase.
+     *
+     * @param events the very event messages that were collected
+     */
+    void discardPublished(List<? extends EventMessage<?>> events) {
+        for (EventMessage<?> event : events) {
+            for (int i = slot.events.size() - 1; i >= 0; i--) {
+                if (slot.events.get(i) == event) {
+                    slot.events.remove(i);
+                    break;
+                }
+            }
+        }
+    }
+
+    /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */
+    void startFor(CommandMessage<?> command) {
+        context.reset(command);
+        setPhase(Phase.NOT_STARTED);
+        resources().clear();
+        correlationDataProviders().clear();
+        start();
+    }
+
+    void recordResult(Object result) {
+        context.setExecutionResult(new ExecutionResult(asResultMessage(result)));
+    }
+
+    /**
+     * Runs the prepare-commit phase's handlers on the handle stage's thread. If one throws, the exception propagates
+     * and the Unit of Work is left in that phase, for the caller to roll it back.
+     */
+    void prepareCommit() {
+        changePhase(Phase.PREPARE_COMMIT);
+    }
+
+    /**
+     * Runs the commit and after-commit phases on the complete stage's thread, then cleans up, like the end of
+     * {@link #commit()}. If a commit handler throws, the Unit of Work rolls back and the exception propagates.
+     */
+    void finishCommit() {
+        try {
+            try {
+                changePhase(Phase.COMMIT);
+            } catch (RuntimeException | Error failure) {
+                setRollbackCause(failure);
+                changePhase(Phase.ROLLBACK);
+                throw failure;
+            }
+            changePhase(Phase.AFTER_COMMIT);
+        } finally {
+            changePhase(Phase.CLEANUP, Phase.CLOSED);
+            CurrentUnitOfWork.clear(this);
+        }
+    }
+
+    /** Detaches this Unit of Work from the current thread (the handle stage) without ending it. */
+    void pause() {
+        CurrentUnitOfWork.clear(this);
+    }
+
+    /** Attaches this Unit of Work to the current thread (the complete stage) to commit or roll it back. */
+    void resume() {
+        CurrentUnitOfWork.set(this);
+    }
+
+    @Override
+    public Optional<UnitOfWork<?>> parent() {
+        return Optional.empty();
+    }
+
+    @Override
+    public CommandMessage<?> getMessage() {
+        return context.getMessage();
+    }
+
+    @Override
+    public UnitOfWork<CommandMessage<?>> transformMessage(
+            Function<CommandMessage<?>, ? extends org.axonframework.messaging.Message<?>> transformOperator) {
+        context.transformMessage(transformOperator);
+        return this;
+    }
+
+    @Override
+    public ExecutionResult getExecutionResult() {
+        return context.getExecutionResult();
+    }
+
+    @Override
+    public <R> ResultMessage<R> executeWithResult(Callable<R> task, RollbackConfiguration rollbackConfiguration) {
+        throw new UnsupportedOperationException(
+                "A ringbus slot's Unit of Work is driven by the pipeline's stages, not by executeWithResult");
+    }
+
+    @Override
+    protected void notifyHandlers(Phase phase) {
+        context.notifyHandlers(this, phase);
+    }
+
+    @Override
+    protected void addHandler(Phase phase, Consumer<UnitOfWork<CommandMessage<?>>> handler) {
+        context.addHandler(phase, handler);
+    }
+
+    @Override
+    protected void setExecutionResult(ExecutionResult executionResult) {
+        context.setExecutionResult(executionResult);
+    }
+
+    @Override
+    protected void setRollbackCause(Throwable cause) {
+        setExecutionResult(new ExecutionResult(asResultMessage(cause)));
+    }
+}

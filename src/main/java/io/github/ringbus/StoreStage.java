@@ -1,0 +1,356 @@
+package io.github.ringbus;
+
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import com.lmax.disruptor.EventHandler;
+
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
+ * commit), and, in {@link PublishMode#IN_TRANSACTION} (the default), hands each command's events to the event store's
+ * subscribers inside that transaction.
+ * <p>
+ * A batch is every handled command the Disruptor hands this stage at once, cut at the configured number of events.
+ * Without failure a batch costs exactly one append and one commit, and its commands complete after the commit
+ * returned (the complete stage runs after this one).
+ * <p>
+ * <b>Failure of a batch.</b> The transaction is rolled back, so nothing of the batch is half-written, and then:
+ * <ul>
+ *     <li>When a subscriber threw ({@code IN_TRANSACTION}), its command is the culprit: it fails with the
+ *     subscriber's exception, and the batch's other commands are tried again, together, in a fresh transaction.</li>
+ *     <li>When the append or the commit failed, for whatever reason (a conflict in the data of some command, a value a
+ *     column refuses, a serializer's error, a constraint or trigger of the database, any exception of the storage
+ *     engine), the batch is <em>isolated</em>: it is split in halves, and each half is appended in a fresh
+ *     transaction of its own, in ring order, halving again whatever fails, until the commands that fail on their own
+ *     are found. Only those fail (with the failure their own append raised); everything else of the batch is
+ *     committed, as on a bus that stores each command in its own transaction. A batch of n commands with k bad ones
+ *     costs about 2k&middot;log2(n) transactions.</li>
+ *     <li>Except when the store cannot be reached ({@linkplain #unreachable unreachable}: no connection, connection
+ *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
+ *     of the batch not yet committed fails with that failure.</li>
+ * </ul>
+ * Each failed command's aggregate has its current <em>generation</em> invalidated (see {@link AggregateHolder}):
+ * later commands that built on the lost events fail here too, including those of the same batch that are still to be
+ * tried (they are checked before every attempt), and the next command of the aggregate starts again from what is
+ * really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
+ * <p>
+ * One thread. With a {@link RingEventStore} this stage appends (and, {@code IN_TRANSACTION}, calls the subscribers);
+ * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step.
+ * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
+ * is given (subscribers may keep it).
+ */
+final class StoreStage implements EventHandler<CommandSlot> {
+
+    private static final Logger logger = LoggerFactory.getLogger(StoreStage.class);
+
+    private final EventStore eventStore;
+    private final RingEventStore splitStore;
+    private final TransactionManager transactionManager;
+    private final int maxBatchEvents;
+    private final StoreBatchListener batchListener;
+    /** True when this stage calls the subscribers inside its transaction ({@link PublishMode#IN_TRANSACTION}). */
+    private final boolean publishInTransaction;
+    /** True when nothing can be rolled back: subscribers are then called before the append (see PublishMode). */
+    private final boolean subscribersFirst;
+    /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
+    private final boolean publishOneByOne;
+
+    // Reused for every batch: the hot path allocates no lists of its own.
+    private final ArrayList<CommandSlot> batch = new ArrayList<>();
+    private final ArrayList<EventMessage<?>> batchEvents = new ArrayList<>();
+
+    // The outcome of the last attempt, beside its failure.
+    /** The command whose subscriber threw in the last attempt, or null. */
+    private CommandSlot culprit;
+    /** True when the last attempt could not even begin a transaction. */
+    private boolean beginFailed;
+
+    StoreStage(EventStore eventStore, TransactionManager transactionManager, int maxBatchEvents,
+               StoreBatchListener batchListener, boolean publishInTransaction) {
+        this.eventStore = eventStore;
+        this.splitStore = eventStore instanceof RingEventStore ? (RingEventStore) eventStore : null;
+        this.transactionManager = transactionManager;
+        this.maxBatchEvents = maxBatchEvents;
+        this.batchListener = batchListener;
+        this.publishInTransaction = publishInTransaction && splitStore != null;
+        this.subscribersFirst = transactionManager instanceof NoTransactionManager;
+        this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
+    }
+
+    @Override
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+        if (slot.hasEventsToStore()) {
+            if (isPoisoned(slot)) {
+                slot.storeFailure = poisoned(slot);
+            } else {
+                batch.add(slot);
+                List<EventMessage<?>> events = slot.events;
+                for (int i = 0; i < events.size(); i++) {
+                    batchEvents.add(events.get(i));
+                }
+                if (batchEvents.size() >= maxBatchEvents) {
+                    flush();
+                }
+            }
+        }
+        if (endOfBatch) {
+            flush();
+        }
+    }
+
+    private void flush() {
+        if (batch.isEmpty()) {
+            return;
+        }
+        try {
+            Throwable failure = attempt(batch, batchEvents);
+            if (failure == null) {
+                stored(batch, batchEvents);
+            } else {
+                recover(new ArrayList<>(batch), failure);
+            }
+        } finally {
+            batch.clear();
+            batchEvents.clear();
+        }
+    }
+
+    /**
+     * After a failed attempt of a batch: finds, in ring order, the commands that fail on their own and commits the
+     * others, each try in a fresh transaction. A subscriber's failure fails its command and the rest is tried again;
+     * a failed append is halved; a store that cannot be reached fails every command not yet committed.
+     *
+     * @param failedBatch the commands of the failed attempt
+     * @param failure     what the attempt failed with; {@link #culprit} and {@link #beginFailed} tell more
+     */
+    private void recover(List<CommandSlot> failedBatch, Throwable firstFailure) {
+        ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
+        List<EventMessage<?>> events = new ArrayList<>();
+        List<CommandSlot> group = failedBatch;
+        Throwable failure = firstFailure;
+        while (true) {
+            if (failure == null) {
+                stored(group, events);
+            } else if (beginFailed || unreachable(failure)) {
+                fail(group, failure);
+                for (List<CommandSlot> rest : groups) {
+                    fail(live(rest), failure);
+                }
+                return;
+            } else if (culprit != null) {
+                fail(List.of(culprit), failure);
+                List<CommandSlot> others = new ArrayList<>(group.size());
+                for (CommandSlot slot : group) {
+                    if (slot != culprit) {
+                        others.add(slot);
+                    }
+                }
+                groups.addFirst(others);
+            } else if (group.size() == 1) {
+                fail(group, failure);
+            } else {
+                int middle = group.size() / 2;
+                groups.addFirst(group.subList(middle, group.size()));
+                groups.addFirst(group.subList(0, middle));
+            }
+            group = List.of();
+            while (group.isEmpty()) {
+                if (groups.isEmpty()) {
+                    return;
+                }
+                group = live(groups.pollFirst());
+            }
+            events.clear();
+            for (CommandSlot slot : group) {
+                events.addAll(slot.events);
+            }
+            failure = attempt(group, events);
+        }
+    }
+
+    /** The commands of a group whose aggregate has not been invalidated; the others fail here. */
+    private List<CommandSlot> live(List<CommandSlot> group) {
+        List<CommandSlot> live = new ArrayList<>(group.size());
+        for (CommandSlot slot : group) {
+            if (isPoisoned(slot)) {
+                slot.storeFailure = poisoned(slot);
+            } else {
+                live.add(slot);
+            }
+        }
+        return live;
+    }
+
+    /**
+     * Appends the events (and, in {@code IN_TRANSACTION}, calls each command's subscribers) and commits, in one
+     * transaction.
+     *
+     * @return null when committed, else the failure (the transaction was rolled back or never began); then
+     * {@link #culprit} is the command whose subscriber threw, if one did, and {@link #beginFailed} tells whether the
+     * transaction could not begin
+     */
+    private Throwable attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        culprit = null;
+        beginFailed = false;
+        Transaction transaction;
+        try {
+            transaction = transactionManager.startTransaction();
+        } catch (Throwable failure) {
+            beginFailed = true;
+            return failure;
+        }
+        try {
+            if (publishInTransaction && subscribersFirst) {
+                publish(slots);
+            }
+            append(events);
+            if (publishInTransaction && !subscribersFirst) {
+                publish(slots);
+            }
+        } catch (Throwable failure) {
+            try {
+                transaction.rollback();
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            return failure;
+        }
+        try {
+            transaction.commit();
+        } catch (Throwable failure) {
+            return failure;
+        }
+        return null;
+    }
+
+    /**
+     * Hands each command's events to the subscribers, in ring order, one command at a time. When a subscriber
+     * throws, that command becomes the {@link #culprit} and the exception propagates (the remaining subscribers and
+     * commands are not called).
+     */
+    private void publish(List<CommandSlot> slots) {
+        if (!splitStore.hasSubscribers()) {
+            return;
+        }
+        for (int i = 0; i < slots.size(); i++) {
+            CommandSlot slot = slots.get(i);
+            try {
+                // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
+                // the slot's list is reused: they get a copy of their own.
+                splitStore.publishToSubscribers(List.copyOf(slot.events));
+            } catch (RuntimeException | Error failure) {
+                culprit = slot;
+                throw failure;
+            }
+        }
+    }
+
+    /** The events of these commands are committed: record it, wake tracking processors, tell the listener. */
+    private void stored(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        for (int i = 0; i < slots.size(); i++) {
+            CommandSlot slot = slots.get(i);
+            if (slot.holder != null) {
+                slot.holder.stored(slot.events);
+            }
+        }
+        try {
+            if (splitStore != null) {
+                splitStore.announceAppended(events);
+            }
+            batchListener.appended(slots.size(), events.size());
+        } catch (RuntimeException e) {
+            // The events are committed: the commands succeeded whatever a notification does.
+            logger.warn("Notification after appending {} events failed", events.size(), e);
+        }
+    }
+
+    private static void fail(List<CommandSlot> slots, Throwable failure) {
+        for (int i = 0; i < slots.size(); i++) {
+            CommandSlot slot = slots.get(i);
+            slot.storeFailure = failure;
+            if (slot.holder != null) {
+                slot.holder.invalidate(slot.generation);
+            }
+        }
+    }
+
+    private static boolean isPoisoned(CommandSlot slot) {
+        return slot.holder != null && slot.holder.isPoisoned(slot.generation);
+    }
+
+    private static EventStoreException poisoned(CommandSlot slot) {
+        return new EventStoreException(
+                "Command [" + slot.commandName() + "] was handled on top of events of aggregate ["
+                        + slot.holder.identifier() + "] that failed to be stored; it is rejected");
+    }
+
+    private void append(List<EventMessage<?>> events) {
+        if (splitStore != null) {
+            splitStore.appendStaged(events);
+        } else if (publishOneByOne) {
+            OneByOnePublish.publish(eventStore, events);
+        } else {
+            eventStore.publish(events);
+        }
+    }
+
+    /**
+     * Whether a failure shows that the store cannot be reached, so that trying the batch's commands apart would only
+     * fail again: anywhere in its causes (and suppressed exceptions), a JDBC connection exception
+     * ({@link SQLTransientConnectionException}, {@link SQLNonTransientConnectionException},
+     * {@link SQLRecoverableException}), SQLState class 08 (connection exception), 57P (PostgreSQL: session
+     * terminated, server shutting down or starting, database dropped) or 53300 (too many connections). Anything else
+     * (a conflict, a data exception, a constraint or trigger, a serializer's error, a deadlock, any exception of the
+     * engine or of a subscriber) is taken for the failure of some command, which the store stage isolates.
+     *
+     * @param failure what an attempt threw
+     * @return true to fail every command not yet committed, false to isolate the culprit
+     */
+    static boolean unreachable(Throwable failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        ArrayDeque<Throwable> pending = new ArrayDeque<>();
+        pending.add(failure);
+        while (!pending.isEmpty() && seen.size() < 64) {
+            Throwable t = pending.poll();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SQLRecoverableException) {
+                return true;
+            }
+            if (t instanceof SQLException sqlException) {
+                String state = sqlException.getSQLState();
+                if (state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("53300"))) {
+                    return true;
+                }
+                if (sqlException.getNextException() != null) {
+                    pending.add(sqlException.getNextException());
+                }
+            }
+            if (t.getCause() != null) {
+                pending.add(t.getCause());
+            }
+            for (Throwable suppressed : t.getSuppressed()) {
+                pending.add(suppressed);
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,22 @@
+package io.github.ringbus;
+
+/**
+ * How the pipeline's stage threads wait for work. Each stage is one thread; a busy-waiting stage holds a core.
+ * <p>
+ * The default is chosen by measurement on a 2-core machine (see docs/benchmarks.md): with more stage threads than
+ * cores, strategies that spin starve the threads doing the work.
+ */
+public enum WaitStrategyChoice {
+
+    /** Lock and condition: no CPU when idle, a wake-up on every publication. Fewest cores, highest latency. */
+    BLOCKING,
+
+    /** Spin briefly, then yield, then park for a short time: little CPU when idle, no lock on the publish path. */
+    SLEEPING,
+
+    /** Spin, then yield the core to other threads. Good when there is a core per stage thread. */
+    YIELDING,
+
+    /** Spin without pause. Lowest latency, but only when every stage thread has a core of its own. */
+    BUSY_SPIN
+}

@@ -1,0 +1,53 @@
+/**
+ * The command bus. Its public types are the whole of what a user relies on: {@link io.github.ringbus.RingCommandBus}
+ * and its builder; the settings' enums ({@link io.github.ringbus.PublishMode}, {@link io.github.ringbus.FullRingPolicy},
+ * {@link io.github.ringbus.WaitStrategyChoice}); the exceptions a dispatch may report
+ * ({@link io.github.ringbus.RingFullException}, {@link io.github.ringbus.PipelineWaitException}); the monitor types
+ * ({@link io.github.ringbus.PipelineMonitor}, {@link io.github.ringbus.StageTimes},
+ * {@link io.github.ringbus.StoreBatchListener}); the event store that splits store and publish
+ * ({@link io.github.ringbus.RingEventStore}); and the module that routes an Axon configuration's aggregates through
+ * the ring ({@link io.github.ringbus.RingbusConfigurerModule}).
+ * <p>
+ * Everything else here is the pipeline's machinery, package-private so that it can change without breaking anyone
+ * (as the LMAX Disruptor keeps its {@code ProcessingSequenceBarrier}, and Axon its Disruptor bus, in one package).
+ * It reads in this order:
+ * <ul>
+ *   <li>the ring and its topology, wired in one place: {@code Pipeline}; its slot, {@code CommandSlot};</li>
+ *   <li>the stages, one class each: {@code PreloadStage}, {@code HandleStage}, {@code StoreStage},
+ *       {@code PublishStage}, {@code CompleteStage};</li>
+ *   <li>routing: {@code CommandRoutes} (handler, aggregate type, own-repository route of each command);</li>
+ *   <li>aggregates on the ring: {@code RingRepository}, {@code AggregateHolder} (who owns an aggregate at each
+ *       moment), {@code AggregateCache}, target resolution and snapshots;</li>
+ *   <li>the Unit of Work of a slot, and commands dispatched from the pipeline's own threads:
+ *       {@code SlotUnitOfWork}, {@code NestedDispatch}, {@code WholeCommandRunner};</li>
+ *   <li>Axon configuration: {@code AggregateConfigurerSettings}, {@code OwnRepositoryAggregates}.</li>
+ * </ul>
+ * The default topology ({@link io.github.ringbus.PublishMode#IN_TRANSACTION}):
+ * <pre>
+ *   dispatch --&gt; preload --&gt; handle --&gt; store (append + subscribers, one transaction) --&gt; complete --&gt; callback
+ * </pre>
+ * With {@link io.github.ringbus.PublishMode#PARALLEL}:
+ * <pre>
+ *                                   +--&gt; store ----+
+ *   dispatch --&gt; preload --&gt; handle +              +--&gt; complete --&gt; callback
+ *    (callers)                      +--&gt; publish --+
+ *                   |         |          |     |          |
+ *   finds handler,  |  runs the handler  |  hands events  |  commits the Unit of Work,
+ *   target, loads   |  on the thread     |  to subscribers|  reports, calls back once
+ *   the aggregate   |  owning the        |                |
+ *   (cache / store) |  aggregate         appends events of many commands in one call
+ * </pre>
+ * A slot is claimed by a dispatcher, filled, and handed to the ring; each stage waits on the sequence of the stage(s)
+ * before it; the dispatchers wait only on the complete stage, which frees the slot. Every field of a slot is written
+ * by one stage and read by later ones, so the ring's sequences give every hand-off its memory ordering and the slots
+ * need no locks or volatile fields.
+ * <p>
+ * Handle stages: {@code n} instances run side by side over every slot, each handling only the slots whose segment
+ * (the hash of the target aggregate's identifier) is its own, so one aggregate's commands run on one thread in ring
+ * order while different aggregates run in parallel.
+ * <p>
+ * The packages around this one use its public types only: {@code spring} (Spring Boot auto-configuration),
+ * {@code jdbc} (a JDBC transaction manager for the store stage's batches), {@code identifiers} (time-based event
+ * identifiers). {@code ArchitectureTest} keeps it so.
+ */
+package io.github.ringbus;

@@ -1,0 +1,109 @@
+package io.github.ringbus;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The shape of the code base: what a user may rely on, and which way the packages depend on each other.
+ * <p>
+ * The pipeline's machinery (slot, stages, aggregate holders, routes, admission, lifecycle) lives package-private
+ * in {@code io.github.ringbus}, beside the bus it serves; the packages around it (Spring, JDBC, identifiers) use its
+ * public API only.
+ */
+class ArchitectureTest {
+
+    /** Every public type of the library. Adding one is a decision about the API: add it here on purpose. */
+    private static final Set<String> PUBLIC_API = Set.of(
+            "io.github.ringbus.RingCommandBus",
+            "io.github.ringbus.RingCommandBus$Builder",
+            "io.github.ringbus.RingEventStore",
+            "io.github.ringbus.RingEventStore$Builder",
+            "io.github.ringbus.RingbusConfigurerModule",
+            "io.github.ringbus.FullRingPolicy",
+            "io.github.ringbus.PublishMode",
+            "io.github.ringbus.WaitStrategyChoice",
+            "io.github.ringbus.RingFullException",
+            "io.github.ringbus.PipelineWaitException",
+            "io.github.ringbus.PipelineMonitor",
+            "io.github.ringbus.StageTimes",
+            "io.github.ringbus.StoreBatchListener",
+            "io.github.ringbus.identifiers.TimeBasedIdentifierFactory",
+            "io.github.ringbus.jdbc.JdbcTransactionManager",
+            "io.github.ringbus.spring.RingbusAutoConfiguration",
+            "io.github.ringbus.spring.RingbusProperties",
+            "io.github.ringbus.spring.RingbusProperties$Metrics",
+            "io.github.ringbus.spring.RingbusProperties$Tracing",
+            "io.github.ringbus.spring.RingbusMetrics",
+            "io.github.ringbus.spring.RingbusAggregateRouting",
+            "io.github.ringbus.spring.InvalidRingbusPropertyException");
+
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+            .importPackages("io.github.ringbus");
+
+    @Test
+    void onlyTheTypesOfThePublicApiArePublic() {
+        Set<String> publicTypes = new TreeSet<>();
+        for (JavaClass type : MAIN) {
+            if (isVisibleOutsideItsPackage(type)) {
+                publicTypes.add(type.getName());
+            }
+        }
+        assertThat(publicTypes).containsExactlyInAnyOrderElementsOf(PUBLIC_API);
+    }
+
+    /** Public, and every enclosing type public too (a public nested type of a package-private one is hidden). */
+    private static boolean isVisibleOutsideItsPackage(JavaClass type) {
+        if (type.isAnonymousClass() || type.isLocalClass()) {
+            return false;
+        }
+        for (JavaClass enclosing = type; enclosing != null; enclosing = enclosing.getEnclosingClass().orElse(null)) {
+            if (!enclosing.getModifiers().contains(JavaModifier.PUBLIC)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Test
+    void packagesHaveNoCycles() {
+        slices().matching("io.github.(ringbus).(**)").should().beFreeOfCycles().check(MAIN);
+        slices().matching("io.github.ringbus.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void theBusDependsOnNoPackageAroundIt() {
+        noClasses().that().resideInAPackage("io.github.ringbus")
+                   .should().dependOnClassesThat().resideInAnyPackage("io.github.ringbus.spring..",
+                                                                      "io.github.ringbus.jdbc..",
+                                                                      "io.github.ringbus.identifiers..")
+                   .check(MAIN);
+    }
+
+    @Test
+    void onlyTheSpringModuleNeedsSpring() {
+        // Spring is an optional dependency: a plain Axon application has none of it on its class path.
+        noClasses().that().resideOutsideOfPackage("io.github.ringbus.spring..")
+                   .should().dependOnClassesThat().resideInAnyPackage("org.springframework..")
+                   .check(MAIN);
+    }
+
+    @Test
+    void thePackagesAroundTheBusUseEachOtherNot() {
+        noClasses().that().resideInAnyPackage("io.github.ringbus.jdbc..", "io.github.ringbus.identifiers..")
+                   .should().dependOnClassesThat().resideInAnyPackage("io.github.ringbus.spring..")
+                   .check(MAIN);
+    }
+}
