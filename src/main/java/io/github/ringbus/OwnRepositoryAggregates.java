@@ -14,7 +14,7 @@ import java.util.function.Supplier;
 /**
  * Routes the commands of a configured aggregate that keeps a repository of its own (a JPA-mapped, state-stored
  * aggregate) through a {@link RingCommandBus} by aggregate; see
- * {@link RingCommandBus#registerOwnRepositoryAggregate}. Used by {@link RingbusConfigurerModule} and by the Spring
+ * {@link RingAggregates#registerOwnRepositoryAggregate}. Used by {@link RingbusConfigurerModule} and by the Spring
  * Boot support.
  */
 final class OwnRepositoryAggregates {
@@ -33,7 +33,7 @@ final class OwnRepositoryAggregates {
     static void routeAtStart(Supplier<RingCommandBus> ring, AggregateConfigurer<?> aggregate,
                                     Configuration configuration) {
         configuration.onStart(Phase.LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1,
-                              () -> ring.get().registerOwnRepositoryAggregate(
+                              () -> ring.get().aggregates().registerOwnRepositoryAggregate(
                                       modelOf(aggregate.aggregateType(), configuration),
                                       targetResolverOf(aggregate, configuration)));
     }

@@ -9,7 +9,7 @@ import java.util.Objects;
  * repository: a state-stored aggregate (a JPA entity with Axon's {@code GenericJpaRepository}, a
  * {@code LockingRepository}), or, under Spring, one whose {@code @Aggregate} names a repository bean. The preload stage resolves such a command's target with the aggregate's resolver and assigns it to
  * the handler thread that owns that identifier; the handler thread runs the command whole, in a Unit of Work and a
- * transaction of its own (see {@code RingCommandBus#registerOwnRepositoryAggregate}).
+ * transaction of its own (see {@link RingAggregates#registerOwnRepositoryAggregate}).
  */
 final class OwnRepositoryRoute {
 

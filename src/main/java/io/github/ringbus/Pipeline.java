@@ -23,7 +23,6 @@ import com.lmax.disruptor.dsl.ProducerType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The ring and its stages, wired in one place:
@@ -35,27 +34,12 @@ import java.util.concurrent.locks.LockSupport;
  * </pre>
  * Only the complete stage gates the dispatchers: a slot is reused once its command has completed.
  * <p>
- * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus.
- * {@link #tryClaim} and {@link #publish} may be called by any number of dispatchers.
+ * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus's
+ * {@link RingLifecycle}. {@link #tryClaim} and {@link #handOver} may be called by any number of dispatchers.
  */
-final class Pipeline {
+final class Pipeline implements RingLifecycle.Stages {
 
     private static final Logger logger = LoggerFactory.getLogger(Pipeline.class);
-
-    /** Everything the pipeline is built from; validated by the bus's builder. */
-    record Settings(int ringSize,
-                           int handlerThreads,
-                           WaitStrategy waitStrategy,
-                           PublishMode publishMode,
-                           EventStore eventStore,
-                           TransactionManager transactionManager,
-                           RollbackConfiguration rollbackConfiguration,
-                           int maxStoreBatchEvents,
-                           List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
-                           String threadNamePrefix,
-                           PipelineMonitor monitor,
-                           CommandBusSpanFactory spanFactory) {
-    }
 
     private final Disruptor<CommandSlot> disruptor;
     private final RingBuffer<CommandSlot> ring;
@@ -67,10 +51,12 @@ final class Pipeline {
     /**
      * Wires the stages; starts no thread.
      *
-     * @param settings the pipeline's settings
-     * @param routes   where commands go
+     * @param settings            the bus's settings
+     * @param routes              where commands go
+     * @param handlerInterceptors the bus's handler interceptors, read for every command (more may be registered)
      */
-    Pipeline(Settings settings, CommandRoutes routes) {
+    Pipeline(RingSettings settings, CommandRoutes routes,
+             List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors) {
         RingEventStore splitStore = settings.eventStore() instanceof RingEventStore
                 ? (RingEventStore) settings.eventStore() : null;
         boolean inTransaction = settings.publishMode() == PublishMode.IN_TRANSACTION;
@@ -83,23 +69,23 @@ final class Pipeline {
                         settings.eventStore().getClass().getName());
         }
 
-        this.timed = settings.monitor().timesStages();
-        this.complete = new CompleteStage(settings.monitor());
+        this.timed = settings.pipelineMonitor().timesStages();
+        this.complete = new CompleteStage(settings.pipelineMonitor());
         PreloadStage preload = new PreloadStage(routes, settings.handlerThreads(), timed);
         @SuppressWarnings("unchecked")
         EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
         for (int segment = 0; segment < handle.length; segment++) {
-            handle[segment] = new HandleStage(segment, settings.handlerInterceptors(),
+            handle[segment] = new HandleStage(segment, handlerInterceptors,
                                               settings.rollbackConfiguration(), splitStore,
                                               settings.spanFactory(), timed, settings.transactionManager());
         }
         StoreStage store = new StoreStage(settings.eventStore(), settings.transactionManager(),
-                                          settings.maxStoreBatchEvents(), settings.monitor(), inTransaction);
+                                          settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction);
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
 
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
-                                         ProducerType.MULTI, settings.waitStrategy());
+                                         ProducerType.MULTI, settings.newWaitStrategy());
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
 
         EventHandlerGroup<CommandSlot> handled = disruptor.handleEventsWith(preload).then(handle);
@@ -129,7 +115,8 @@ final class Pipeline {
     }
 
     /** Starts the stage threads. */
-    void start() {
+    @Override
+    public void start() {
         disruptor.start();
     }
 
@@ -161,15 +148,16 @@ final class Pipeline {
     }
 
     /**
-     * Fills a claimed slot with a command and makes it visible to the preload stage.
+     * Hands a command to the ring: fills the claimed slot and makes it visible to the preload stage (the
+     * Disruptor's "publish" of a sequence; "publish" in ringbus means handing events to subscribers).
      *
      * @param sequence        the sequence returned by {@link #tryClaim}
      * @param command         the command
      * @param callback        the caller's callback
      * @param monitorCallback the message monitor's callback for the command
      */
-    void publish(long sequence, CommandMessage<?> command, CommandCallback<Object, Object> callback,
-                        MessageMonitor.MonitorCallback monitorCallback) {
+    void handOver(long sequence, CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                  MessageMonitor.MonitorCallback monitorCallback) {
         // The Disruptor's translate-and-publish: a claimed sequence is published whatever happens, or every stage
         // would stop at it. Filling runs no user code.
         try {
@@ -196,48 +184,37 @@ final class Pipeline {
     }
 
     /**
-     * Waits until every published command has completed, at most {@code timeout}, then stops the stage threads and
-     * waits for them to end.
-     *
-     * @param timeout how long to wait for the ring to drain
-     * @param unit    the unit of {@code timeout}
-     * @return true when the ring drained within the timeout
+     * Waits until every command handed over has completed, at most the timeout, then stops the stage threads and
+     * waits for them to end (10 s each at most).
      */
-    boolean drainAndStop(long timeout, TimeUnit unit) throws InterruptedException {
+    @Override
+    public void drainAndStop(long timeoutNanos) throws InterruptedException {
         // Not Disruptor.shutdown(): its backlog check ignores stage threads that have not begun to run yet, so right
         // after start it would halt the ring with commands in it. The complete stage's sequence is the whole truth.
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (completedSequence() < ring.getCursor() && System.nanoTime() - deadline < 0) {
-            LockSupport.parkNanos(100_000);
-        }
-        boolean drained = completedSequence() >= ring.getCursor();
+        Backoff.FOR_SHUTDOWN.awaitUntil(() -> completedSequence() >= ring.getCursor(),
+                                        System.nanoTime() + timeoutNanos);
         disruptor.halt();
         for (Thread thread : threads.threads()) {
             thread.join(TimeUnit.SECONDS.toMillis(10));
         }
-        return drained;
     }
 
     /**
-     * After {@link #drainAndStop}, and once no dispatcher can publish any more: completes every command left in
-     * the ring with a {@link ShutdownInProgressException}, on the calling thread, so that every callback fires
-     * exactly once.
-     *
-     * @return how many commands were completed here
+     * After {@link #drainAndStop}, and once no dispatcher can hand a command over any more: completes every command
+     * left in the ring with a {@link ShutdownInProgressException}, on the calling thread, so that every callback
+     * fires exactly once.
      */
-    int completeUnfinished() {
-        int completed = 0;
-        long published = ring.getCursor();
-        for (long sequence = completedSequence() + 1; sequence <= published; sequence++) {
+    @Override
+    public void completeUnfinished() {
+        long handedOver = ring.getCursor();
+        for (long sequence = completedSequence() + 1; sequence <= handedOver; sequence++) {
             CommandSlot slot = ring.get(sequence);
             if (slot.callback != null) {
                 slot.preloadFailure = new ShutdownInProgressException(
                         "ringbus shut down before command [" + slot.commandName() + "] completed");
                 CompleteStage.complete(slot, PipelineMonitor.NONE);
-                completed++;
             }
         }
-        return completed;
     }
 
     /**

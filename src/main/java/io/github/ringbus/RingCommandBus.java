@@ -7,15 +7,12 @@ import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.callbacks.LoggingCallback;
-import org.axonframework.commandhandling.callbacks.NoOpCallback;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.config.Configuration;
-import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
-import org.axonframework.eventsourcing.GenericAggregateFactory;
 import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.Snapshotter;
@@ -32,29 +29,17 @@ import org.axonframework.messaging.unitofwork.RollbackConfigurationType;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.Repository;
-import org.axonframework.modelling.command.RepositoryProvider;
-import org.axonframework.modelling.command.inspection.AggregateMetaModelFactory;
-import org.axonframework.modelling.command.inspection.AggregateModel;
-import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
 import org.axonframework.monitoring.MessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitorCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import com.lmax.disruptor.BlockingWaitStrategy;
-import com.lmax.disruptor.BusySpinWaitStrategy;
-import com.lmax.disruptor.SleepingWaitStrategy;
-import com.lmax.disruptor.WaitStrategy;
-import com.lmax.disruptor.YieldingWaitStrategy;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
-import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
  * An Axon {@link CommandBus} that runs every command through the stages of one LMAX Disruptor ring:
@@ -87,62 +72,36 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     private static final Logger logger = LoggerFactory.getLogger(RingCommandBus.class);
 
-    private enum State { NEW, RUNNING, STOPPING, STOPPED }
-
-    // Copied from the builder: a setter called on the builder after build() must not change a running bus.
-    private final EventStore eventStore;
-    private final FullRingPolicy fullRingPolicy;
-    private final Duration fullRingTimeout;
-    private final Duration shutdownTimeout;
-    private final MessageMonitor<? super CommandMessage<?>> messageMonitor;
-    private final CommandTargetResolver commandTargetResolver;
-    private final int cacheSize;
-    private final int handlerThreads;
+    private final RingSettings settings;
     private final CommandRoutes routes = new CommandRoutes();
+    /** The builder's interceptors and those registered later; read on every dispatch (copy-on-write). */
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final Pipeline pipeline;
+    /** Start, shutdown, and the gate dispatchers pass to enter the ring. */
+    private final RingLifecycle lifecycle;
+    /** Claims slots as the full-ring policy says, and reports the commands that cannot enter. */
+    private final Admission admission;
     /** Commands dispatched from the pipeline's own threads: run in place, or refused when waited for. */
     private final NestedDispatch nested;
-    /** The bus's snapshot trigger, its snapshots taken on {@link #snapshots}; for aggregates without their own. */
-    private final SnapshotTriggerDefinition snapshotTriggerDefinition;
-    /** Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown. */
-    private final SnapshotThread snapshots;
-    /** Null unless tracing was configured: without it dispatch allocates nothing for spans. */
-    private final CommandBusSpanFactory spanFactory;
-    /** Dispatchers between their state check and their publish; shutdown closes it and waits for it to empty. */
-    private final DispatchGate gate = new DispatchGate();
-    private final Object lifecycleLock = new Object();
-    private volatile State state = State.NEW;
-    /** Set by shutdown once no slot can be freed any more: dispatchers waiting for one give up. */
-    private volatile boolean slotsExhausted;
-    /** Fire-and-forget commands refused (their callback tells no one): logged, at most once a second. */
-    private final RefusalLog refusedFireAndForget = new RefusalLog();
+    /** The aggregate types whose commands this bus runs. */
+    private final RingAggregates aggregates;
 
-    private RingCommandBus(Builder builder) {
-        this.eventStore = builder.eventStore;
-        this.fullRingPolicy = builder.fullRingPolicy;
-        this.fullRingTimeout = builder.fullRingTimeout;
-        this.shutdownTimeout = builder.shutdownTimeout;
-        this.messageMonitor = builder.messageMonitor;
-        this.commandTargetResolver = builder.commandTargetResolver;
-        this.cacheSize = builder.cacheSize;
-        this.handlerThreads = builder.handlerThreads;
-        this.dispatchInterceptors = new CopyOnWriteArrayList<>(builder.dispatchInterceptors);
-        this.handlerInterceptors = new CopyOnWriteArrayList<>(builder.handlerInterceptors);
-        this.pipeline = new Pipeline(new Pipeline.Settings(
-                builder.ringSize, builder.handlerThreads, builder.waitStrategy(), builder.publishMode,
-                builder.eventStore, builder.transactionManager, builder.rollbackConfiguration,
-                builder.maxStoreBatchEvents, handlerInterceptors,
-                builder.threadNamePrefix, builder.pipelineMonitor, builder.tracingSpanFactory()), routes);
-        this.spanFactory = builder.tracingSpanFactory();
-        this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, messageMonitor,
-                                         builder.rollbackConfiguration);
-        this.snapshots = new SnapshotThread(builder.threadNamePrefix + "-snapshot");
-        this.snapshotTriggerDefinition = snapshots.offPipeline(
-                builder.snapshotter != null
-                        ? new EventCountSnapshotTriggerDefinition(builder.snapshotter, builder.snapshotThreshold)
-                        : builder.snapshotTriggerDefinition);
+    private RingCommandBus(RingSettings settings) {
+        this.settings = settings;
+        this.dispatchInterceptors = new CopyOnWriteArrayList<>(settings.dispatchInterceptors());
+        this.handlerInterceptors = new CopyOnWriteArrayList<>(settings.handlerInterceptors());
+        this.pipeline = new Pipeline(settings, routes, handlerInterceptors);
+        // Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown.
+        SnapshotThread snapshots = new SnapshotThread(settings.threadNamePrefix() + "-snapshot");
+        this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), snapshots::close);
+        this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
+        this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),
+                                         settings.rollbackConfiguration());
+        this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(),
+                                             pipeline::completedSequence, snapshots,
+                                             snapshots.offPipeline(settings.snapshotTriggerDefinition()),
+                                             settings.commandTargetResolver(), this::deliver);
     }
 
     /**
@@ -161,10 +120,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <C, R> void dispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         Objects.requireNonNull(command, "RingCommandBus.dispatch: the command must not be null");
         Objects.requireNonNull(callback, "RingCommandBus.dispatch: the callback must not be null");
+        CommandBusSpanFactory spanFactory = settings.spanFactory();
         if (spanFactory == null) {
             doDispatch(command, callback);
             return;
@@ -188,31 +147,29 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @SuppressWarnings("unchecked")
     private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
-        if (Pipeline.isPipelineThread()
-                && nested.dispatchedHere(command, (CommandCallback<Object, Object>) callback)) {
+        CommandCallback<Object, Object> anyCallback = (CommandCallback<Object, Object>) callback;
+        if (Pipeline.isPipelineThread() && nested.dispatchedHere(command, anyCallback)) {
             return; // run in place, or refused because waiting for it would hang the pipeline
         }
-        if (!gate.enter()) {
-            refuse(command, callback, state);
+        MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
+        if (!lifecycle.enter()) {
+            admission.refuse(command, callback, monitor.onMessageIngested(command));
             return;
         }
         try {
             CommandMessage<?> intercepted = intercept(command);
             // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
-            // and between claiming and publishing a slot nothing of the user's runs, so no sequence stays claimed.
-            MessageMonitor.MonitorCallback monitorCallback = messageMonitor.onMessageIngested(intercepted);
+            // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
+            MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
             if (routes.handlerFor(intercepted.getCommandName()) == null) {
                 // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
-                fail(intercepted, callback, monitorCallback, CommandRoutes.noHandlerFor(intercepted.getCommandName()));
+                Admission.fail(intercepted, callback, monitorCallback,
+                               CommandRoutes.noHandlerFor(intercepted.getCommandName()));
                 return;
             }
-            long sequence = claim(intercepted, callback, monitorCallback);
-            if (sequence < 0) {
-                return;
-            }
-            pipeline.publish(sequence, intercepted, (CommandCallback<Object, Object>) callback, monitorCallback);
+            admission.admit(intercepted, anyCallback, monitorCallback);
         } finally {
-            gate.exit();
+            lifecycle.exit();
         }
     }
 
@@ -225,125 +182,20 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return intercepted;
     }
 
-    private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback,
-                       MessageMonitor.MonitorCallback monitorCallback) {
-        if (Pipeline.isPipelineThread()) {
-            // Waiting for a slot on a pipeline thread would wait for this very thread: never wait here.
-            return claimOrFail(command, callback, monitorCallback, "it was dispatched from ringbus pipeline thread ["
-                    + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself");
-        }
-        switch (fullRingPolicy) {
-            case FAIL_FAST:
-                return claimOrFail(command, callback, monitorCallback, "the full-ring policy is FAIL_FAST");
-            case BLOCK_WITH_TIMEOUT:
-                return claimWithin(command, callback, monitorCallback);
-            default:
-                return claimUntilShutdown(command, callback, monitorCallback);
-        }
-    }
-
-    private long claimOrFail(CommandMessage<?> command, CommandCallback<?, ?> callback,
-                             MessageMonitor.MonitorCallback monitorCallback, String why) {
-        long sequence = pipeline.tryClaim();
-        if (sequence < 0) {
-            fail(command, callback, monitorCallback, new RingFullException(
-                    "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
-                            + " slots of the ring are taken and " + why));
-        }
-        return sequence;
-    }
-
-    private long claimWithin(CommandMessage<?> command, CommandCallback<?, ?> callback,
-                             MessageMonitor.MonitorCallback monitorCallback) {
-        long deadline = System.nanoTime() + fullRingTimeout.toNanos();
-        long sequence;
-        while ((sequence = pipeline.tryClaim()) < 0) {
-            if (System.nanoTime() - deadline >= 0 || slotsExhausted) {
-                fail(command, callback, monitorCallback, new RingFullException(
-                        "Command [" + command.getCommandName() + "] was not accepted: all " + pipeline.ringSize()
-                                + " slots of the ring stayed taken for " + fullRingTimeout.toMillis()
-                                + " ms"));
-                return -1;
-            }
-            LockSupport.parkNanos(50_000);
-        }
-        return sequence;
-    }
-
-    /**
-     * {@link FullRingPolicy#BLOCK}: waits for a slot as long as the ring can still free one, so that a shutdown whose
-     * ring cannot drain in time does not leave this dispatcher parked for ever.
-     */
-    private long claimUntilShutdown(CommandMessage<?> command, CommandCallback<?, ?> callback,
-                                    MessageMonitor.MonitorCallback monitorCallback) {
-        long sequence;
-        while ((sequence = pipeline.tryClaim()) < 0) {
-            if (slotsExhausted) {
-                fail(command, callback, monitorCallback, new ShutdownInProgressException(
-                        "RingCommandBus shut down while command [" + command.getCommandName()
-                                + "] waited for a free slot; it was not handled"));
-                return -1;
-            }
-            LockSupport.parkNanos(1_000);
-        }
-        return sequence;
-    }
-
     /**
      * Puts a message for an aggregate that is no command (a deadline, see {@link RingRepository#send}) in the ring:
      * as a dispatch, but without the dispatch interceptors, the message monitor and a dispatch span.
      */
     private void deliver(CommandMessage<?> delivery, CommandCallback<Object, Object> callback) {
-        if (!gate.enter()) {
-            refuse(delivery, callback, state, NoOpMessageMonitorCallback.INSTANCE);
+        if (!lifecycle.enter()) {
+            admission.refuse(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
             return;
         }
         try {
-            long sequence = claim(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
-            if (sequence >= 0) {
-                pipeline.publish(sequence, delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
-            }
+            admission.admit(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
         } finally {
-            gate.exit();
+            lifecycle.exit();
         }
-    }
-
-    /** A dispatch before start or after shutdown: reported to the message monitor and the callback. */
-    private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current) {
-        refuse(command, callback, current, messageMonitor.onMessageIngested(command));
-    }
-
-    private void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback, State current,
-                        MessageMonitor.MonitorCallback monitorCallback) {
-        RuntimeException refusal = current == State.NEW
-                ? new IllegalStateException("RingCommandBus has not been started; command ["
-                                                    + command.getCommandName() + "] was not handled")
-                : new ShutdownInProgressException("RingCommandBus is shut down; command ["
-                                                          + command.getCommandName() + "] was not handled");
-        if (callback == LoggingCallback.INSTANCE || callback == NoOpCallback.INSTANCE) {
-            // Fire-and-forget: nobody hears of the refusal but the monitor and this log, which says it once a
-            // second (a burst after shutdown would otherwise log a line per command).
-            refusedFireAndForget.record(refusal);
-            fail(command, NoOpCallback.INSTANCE, monitorCallback, refusal);
-            return;
-        }
-        fail(command, callback, monitorCallback, refusal);
-    }
-
-    /**
-     * Reports a command that never entered the ring: to the message monitor (whose failure is logged, so that the
-     * callback is still called), then to the callback, on the dispatching thread.
-     */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static void fail(CommandMessage<?> command, CommandCallback callback,
-                             MessageMonitor.MonitorCallback monitorCallback, Throwable failure) {
-        try {
-            monitorCallback.reportFailure(failure);
-        } catch (RuntimeException | Error monitorFailure) {
-            logger.warn("The message monitor failed to record the refusal of command [{}]",
-                        command.getCommandName(), monitorFailure);
-        }
-        callback.onResult(command, asCommandResultMessage(failure));
     }
 
     // --- handlers, aggregates, interceptors ------------------------------------------------------------------------
@@ -368,148 +220,23 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     /**
-     * Creates the repository of an event-sourced aggregate type whose commands this bus runs, and routes those
-     * commands through the ring. Axon's {@code AggregateAnnotationCommandHandler} must be built on this repository
-     * and subscribed to this bus; {@link #registerAggregate(Class)} does both.
-     *
-     * @param model              the aggregate's model
-     * @param aggregateFactory   creates empty aggregate roots to replay events on
-     * @param repositoryProvider gives aggregates access to other repositories (may be null)
-     * @param targetResolver     the resolver the aggregate's command handler uses, so that the preload stage finds
-     *                           the same target
-     * @param <A>                the aggregate type
-     * @return the repository
-     */
-    <A> RingRepository<A> createRepository(AggregateModel<A> model,
-                                                  AggregateFactory<A> aggregateFactory,
-                                                  RepositoryProvider repositoryProvider,
-                                                  CommandTargetResolver targetResolver) {
-        return createRepository(model, aggregateFactory, repositoryProvider, targetResolver,
-                                NoSnapshotTriggerDefinition.INSTANCE);
-    }
-
-    /**
-     * As {@link #createRepository(AggregateModel, AggregateFactory, RepositoryProvider, CommandTargetResolver)},
-     * for an aggregate that configures when it is snapshotted.
-     *
-     * @param snapshotTrigger the aggregate's own snapshot trigger definition; {@link NoSnapshotTriggerDefinition}
-     *                        for the bus's (see {@link Builder#snapshotTriggerDefinition}). Its snapshots are taken
-     *                        on the bus's snapshot thread.
-     */
-    <A> RingRepository<A> createRepository(AggregateModel<A> model,
-                                                  AggregateFactory<A> aggregateFactory,
-                                                  RepositoryProvider repositoryProvider,
-                                                  CommandTargetResolver targetResolver,
-                                                  SnapshotTriggerDefinition snapshotTrigger) {
-        SnapshotTriggerDefinition trigger = snapshotTrigger == null
-                                            || snapshotTrigger instanceof NoSnapshotTriggerDefinition
-                ? snapshotTriggerDefinition
-                : snapshots.offPipeline(snapshotTrigger);
-        RingRepository<A> repository = new RingRepository<>(
-                model, aggregateFactory, eventStore, repositoryProvider, trigger,
-                cacheSize, pipeline::completedSequence, targetResolver);
-        repository.deliverThrough(this::deliver);
-        routes.register(repository);
-        return repository;
-    }
-
-    /**
-     * Creates the repository of an aggregate type from an Axon configuration: its aggregate model (through the
-     * configured {@link AggregateMetaModelFactory}, parameter resolvers and handler definitions) and the given
-     * factory.
-     */
-    <A> RingRepository<A> createRepository(Class<A> aggregateType,
-                                                  AggregateFactory<A> aggregateFactory,
-                                                  Configuration configuration) {
-        return createRepository(aggregateType, aggregateFactory, configuration, NoSnapshotTriggerDefinition.INSTANCE);
-    }
-
-    /**
-     * As {@link #createRepository(Class, AggregateFactory, Configuration)}, for an aggregate that configures when
-     * it is snapshotted ({@code AggregateConfigurer.configureSnapshotTrigger}, Spring's
-     * {@code @Aggregate(snapshotTriggerDefinition = ...)}).
-     *
-     * @param snapshotTrigger the aggregate's own snapshot trigger definition, or {@link NoSnapshotTriggerDefinition}
-     *                        for the bus's; its snapshots are taken on the bus's snapshot thread
-     */
-    <A> RingRepository<A> createRepository(Class<A> aggregateType,
-                                                  AggregateFactory<A> aggregateFactory,
-                                                  Configuration configuration,
-                                                  SnapshotTriggerDefinition snapshotTrigger) {
-        return createRepository(aggregateType, aggregateFactory, configuration, snapshotTrigger, null);
-    }
-
-    /**
-     * As {@link #createRepository(Class, AggregateFactory, Configuration, SnapshotTriggerDefinition)}, for an
-     * aggregate with a command target resolver of its own ({@code AggregateConfigurer.configureCommandTargetResolver},
-     * Spring's {@code @Aggregate(commandTargetResolver = ...)}).
-     *
-     * @param targetResolver the resolver the aggregate's command handler uses, so that the preload stage finds the
-     *                       same target; null for the configuration's (or the bus's)
-     */
-    <A> RingRepository<A> createRepository(Class<A> aggregateType,
-                                                  AggregateFactory<A> aggregateFactory,
-                                                  Configuration configuration,
-                                                  SnapshotTriggerDefinition snapshotTrigger,
-                                                  CommandTargetResolver targetResolver) {
-        AggregateModel<A> model = configuration.getComponent(
-                AggregateMetaModelFactory.class,
-                () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
-                                                             configuration.handlerDefinition(aggregateType))
-        ).createModel(aggregateType);
-        CommandTargetResolver resolver = targetResolver != null
-                ? targetResolver
-                : configuration.getComponent(CommandTargetResolver.class, () -> commandTargetResolver);
-        return createRepository(model, aggregateFactory, configuration::repository, resolver, snapshotTrigger);
-    }
-
-    /**
-     * Routes the commands of an aggregate type that keeps a repository of its own by aggregate: a state-stored
-     * aggregate (a JPA entity with Axon's {@code GenericJpaRepository}, whose {@code LockingRepository} locks each
-     * aggregate it loads), or any aggregate whose repository is not a {@link RingRepository}. Its command handler
-     * (Axon's {@code AggregateAnnotationCommandHandler} on its own repository) is subscribed to this bus as usual.
-     * {@code RingbusConfigurerModule} and the Spring Boot support call this for JPA-mapped aggregates (and Spring's
-     * {@code @Aggregate(repository = ...)}).
-     * <p>
-     * Each of its commands goes to the handler thread that owns its target identifier, so one aggregate's commands
-     * run one at a time in dispatch order, and runs there whole, as on Axon's {@code SimpleCommandBus}: in a Unit of
-     * Work of its own with a transaction of this bus's {@code TransactionManager}, the repository loads the aggregate
-     * (taking its lock), the handler runs, the repository saves it, its events are appended and published through
-     * the event bus, the transaction commits and the lock is released, all on that thread, before it takes its next
-     * command. Its entity changes and its events commit together or not at all. Such commands get no group commit,
-     * and hold up the other commands of their handler thread while they wait for the database.
-     *
-     * @param model          the aggregate's model (its command handlers)
-     * @param targetResolver the resolver the aggregate's command handler finds targets with
-     * @throws org.axonframework.common.AxonConfigurationException when another aggregate type already handles one
-     *                                                             of its commands, or a ring repository routes one
-     */
-    void registerOwnRepositoryAggregate(AggregateModel<?> model, CommandTargetResolver targetResolver) {
-        Objects.requireNonNull(model, "model must not be null");
-        Objects.requireNonNull(targetResolver, "targetResolver must not be null");
-        routes.registerOwnRepository(model.entityClass(), AggregateCommandNames.of(model), targetResolver);
-    }
-
-    /**
      * Routes an annotated event-sourced aggregate's commands through this bus without an Axon configuration:
-     * creates its repository and subscribes Axon's {@code AggregateAnnotationCommandHandler} for it.
+     * creates its repository and subscribes Axon's {@code AggregateAnnotationCommandHandler} for it. (With an Axon
+     * configuration or Spring Boot, aggregates are routed without this call: see {@link RingbusConfigurerModule}.)
      *
      * @param aggregateType the aggregate type, with {@code @CommandHandler}s and {@code @EventSourcingHandler}s
      * @param <A>           the aggregate type
-     * @return the repository
+     * @return the aggregate type's repository, which keeps its aggregates in memory for the ring
      */
     public <A> Repository<A> registerAggregate(Class<A> aggregateType) {
-        AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
-        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model),
-                                                        routes.repositories(), commandTargetResolver);
-        AggregateAnnotationCommandHandler.<A>builder()
-                                         .aggregateType(aggregateType)
-                                         .aggregateModel(model)
-                                         .repository(repository)
-                                         .commandTargetResolver(commandTargetResolver)
-                                         .build()
-                                         .subscribe(this);
-        return repository;
+        return aggregates.registerAggregate(aggregateType, this);
+    }
+
+    /**
+     * @return the aggregate types this bus runs, for the Axon configuration support
+     */
+    RingAggregates aggregates() {
+        return aggregates;
     }
 
     // --- lifecycle -------------------------------------------------------------------------------------------------
@@ -523,29 +250,19 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     /**
-     * Starts the stage threads; commands are accepted from now on.
+     * Starts the stage threads; commands are accepted from now on. Does nothing when the bus runs.
      *
      * @throws IllegalStateException when the bus was shut down (a bus cannot be restarted)
      */
     public void start() {
-        synchronized (lifecycleLock) {
-            if (state == State.RUNNING) {
-                return;
-            }
-            if (state != State.NEW) {
-                throw new IllegalStateException("RingCommandBus was shut down and cannot be restarted");
-            }
-            pipeline.start();
-            gate.open();
-            state = State.RUNNING;
-        }
+        lifecycle.start();
     }
 
     /**
      * Refuses new commands (their callbacks receive a {@link ShutdownInProgressException}), waits for dispatches
-     * under way to publish, and drains the ring: every command in flight completes and its callback fires. Commands
-     * still in flight after the shutdown timeout are completed with a {@link ShutdownInProgressException}. Calling it
-     * again has no effect.
+     * under way to hand their command over, and drains the ring: every command in flight completes and its callback
+     * fires. Commands still in flight after the shutdown timeout are completed with a
+     * {@link ShutdownInProgressException}. Calling it again has no effect.
      *
      * @throws IllegalStateException when called from a pipeline thread (e.g. a callback), which would wait for itself
      */
@@ -554,52 +271,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             throw new IllegalStateException("RingCommandBus cannot be shut down from its own pipeline thread ["
                                                     + Thread.currentThread().getName() + "]");
         }
-        synchronized (lifecycleLock) {
-            if (state == State.STOPPED) {
-                return;
-            }
-            boolean started = state == State.RUNNING;
-            state = State.STOPPING;
-            gate.close();
-            if (started) {
-                drain();
-            }
-            snapshots.close();
-            state = State.STOPPED;
-        }
-    }
-
-    /**
-     * Waits for the dispatches under way to publish (or give up), then for the ring to drain, all within the
-     * shutdown timeout; then completes whatever is left so that every callback fires exactly once.
-     */
-    private void drain() {
-        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
-        awaitDispatchers(deadline);
-        try {
-            pipeline.drainAndStop(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        // The stage threads have ended: no slot will be freed. Dispatchers still waiting for one give up now.
-        slotsExhausted = true;
-        while (!gate.isEmpty()) {
-            LockSupport.parkNanos(100_000);
-        }
-        pipeline.completeUnfinished();
-    }
-
-    private void awaitDispatchers(long deadline) {
-        while (!gate.isEmpty() && System.nanoTime() - deadline < 0) {
-            LockSupport.parkNanos(100_000);
-        }
+        lifecycle.shutdown();
     }
 
     /**
      * @return true between {@link #start()} and {@link #shutdown()}
      */
     public boolean isRunning() {
-        return state == State.RUNNING;
+        return lifecycle.state() == RingLifecycle.State.RUNNING;
     }
 
     /**
@@ -620,7 +299,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @return the number of handler threads
      */
     public int handlerThreads() {
-        return handlerThreads;
+        return settings.handlerThreads();
     }
 
     /**
@@ -843,30 +522,20 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        CommandBusSpanFactory tracingSpanFactory() {
-            return spanFactory;
-        }
-
         /**
          * @return a bus with these settings, not yet started
          * @throws AxonConfigurationException when no event store was given
          */
         public RingCommandBus build() {
             check(eventStore != null, "eventStore is required: call eventStore(...) on RingCommandBus.builder()");
-            return new RingCommandBus(this);
-        }
-
-        WaitStrategy waitStrategy() {
-            switch (waitStrategy) {
-                case BLOCKING:
-                    return new BlockingWaitStrategy();
-                case YIELDING:
-                    return new YieldingWaitStrategy();
-                case BUSY_SPIN:
-                    return new BusySpinWaitStrategy();
-                default:
-                    return new SleepingWaitStrategy();
-            }
+            SnapshotTriggerDefinition busTrigger = snapshotter != null
+                    ? new EventCountSnapshotTriggerDefinition(snapshotter, snapshotThreshold)
+                    : snapshotTriggerDefinition;
+            return new RingCommandBus(new RingSettings(
+                    eventStore, ringSize, handlerThreads, waitStrategy, fullRingPolicy, fullRingTimeout, publishMode,
+                    cacheSize, maxStoreBatchEvents, commandTargetResolver, transactionManager, rollbackConfiguration,
+                    messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
+                    shutdownTimeout, pipelineMonitor, spanFactory));
         }
 
         private static <T> T require(T value, String setting) {

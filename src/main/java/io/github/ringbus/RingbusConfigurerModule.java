@@ -21,7 +21,7 @@ import java.util.function.Supplier;
  * a cache, or a lock factory other than Axon's in-process ones, configured for it fails start-up (see
  * {@link AggregateConfigurerSettings}). Aggregates mapped with JPA ({@code @Entity}), and aggregates configured with a
  * repository of their own, keep their repository; their commands are routed by aggregate and each runs whole on its
- * aggregate's handler thread (see {@link RingCommandBus#registerOwnRepositoryAggregate}). With any other command bus this module does
+ * aggregate's handler thread (see {@link RingAggregates#registerOwnRepositoryAggregate}). With any other command bus this module does
  * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
  * once per command class).
  */
@@ -81,9 +81,9 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
         }
         aggregate.configureRepository(c -> {
             AggregateConfigurerSettings.requireRingCompatible(aggregate);
-            return ring.get().createRepository(type, aggregate.aggregateFactory(), c,
-                                               AggregateConfigurerSettings.snapshotTrigger(aggregate),
-                                               AggregateConfigurerSettings.commandTargetResolver(aggregate));
+            return ring.get().aggregates().createRepository(type, aggregate.aggregateFactory(), c,
+                                                            AggregateConfigurerSettings.snapshotTrigger(aggregate),
+                                                            AggregateConfigurerSettings.commandTargetResolver(aggregate));
         });
     }
 

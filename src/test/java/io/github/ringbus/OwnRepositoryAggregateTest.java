@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 /**
  * An aggregate that keeps a repository of its own (here Axon's {@code EventSourcingRepository}, a
  * {@code LockingRepository} with Axon's default {@link PessimisticLockFactory}) registered with
- * {@link RingCommandBus#registerOwnRepositoryAggregate}, on two handler threads: its commands are routed by
+ * {@link RingAggregates#registerOwnRepositoryAggregate}, on two handler threads: its commands are routed by
  * aggregate and each runs whole on one thread, so the lock is taken and released there.
  */
 class OwnRepositoryAggregateTest {
@@ -64,7 +64,7 @@ class OwnRepositoryAggregateTest {
                                          .commandTargetResolver(targetResolver)
                                          .build()
                                          .subscribe(bus);
-        bus.registerOwnRepositoryAggregate(model, targetResolver);
+        bus.aggregates().registerOwnRepositoryAggregate(model, targetResolver);
         bus.registerHandlerInterceptor((unitOfWork, chain) -> {
             Object payload = unitOfWork.getMessage().getPayload();
             String account = payload instanceof Deposit deposit ? deposit.accountId() : "other";
@@ -156,7 +156,7 @@ class OwnRepositoryAggregateTest {
         RingCommandBus other = RingCommandBus.builder().eventStore(eventStore).build();
         other.registerAggregate(Account.class);
 
-        Throwable refusal = catchThrowable(() -> other.registerOwnRepositoryAggregate(
+        Throwable refusal = catchThrowable(() -> other.aggregates().registerOwnRepositoryAggregate(
                 AnnotatedAggregateMetaModelFactory.inspectAggregate(Account.class), new AnnotatedTargetResolver()));
 
         assertThat(refusal).isInstanceOf(AxonConfigurationException.class)

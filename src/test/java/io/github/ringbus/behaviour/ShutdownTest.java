@@ -281,7 +281,8 @@ class ShutdownTest {
 
     private static boolean isClaimingASlot(Thread thread) {
         for (StackTraceElement frame : thread.getStackTrace()) {
-            if (frame.getClassName().equals(RingCommandBus.class.getName()) && frame.getMethodName().equals("claim")) {
+            if (frame.getClassName().equals("io.github.ringbus.Admission")
+                    && frame.getMethodName().equals("waitForSlot")) {
                 return true;
             }
         }

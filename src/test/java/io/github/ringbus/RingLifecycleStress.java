@@ -8,16 +8,39 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
 import org.openjdk.jcstress.infra.results.II_Result;
 
+import java.time.Duration;
+
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 /**
- * The shutdown handshake of {@link DispatchGate}: a dispatcher enters while shutdown closes the gate and checks that
- * nobody is inside. r1: the dispatcher got in (1) or was refused (0); r2: shutdown saw the gate empty (1) or not (0).
+ * The gate of {@link RingLifecycle}: a dispatcher enters while shutdown closes the gate and checks that nobody is
+ * inside (shutdown's first two steps). r1: the dispatcher got in (1) or was refused (0); r2: shutdown saw nobody
+ * inside (1) or someone (0).
  */
-public final class DispatchGateStress {
+public final class RingLifecycleStress {
 
-    private DispatchGateStress() {
+    private RingLifecycleStress() {
+    }
+
+    /** A running lifecycle whose stages do nothing: the gate is all that is under test. */
+    static RingLifecycle running() {
+        RingLifecycle lifecycle = new RingLifecycle(new RingLifecycle.Stages() {
+            @Override
+            public void start() {
+            }
+
+            @Override
+            public void drainAndStop(long timeoutNanos) {
+            }
+
+            @Override
+            public void completeUnfinished() {
+            }
+        }, Duration.ofSeconds(1), () -> {
+        });
+        lifecycle.start();
+        return lifecycle;
     }
 
     @JCStressTest
@@ -30,11 +53,7 @@ public final class DispatchGateStress {
     @State
     public static class EnterWhileClosing {
 
-        private final DispatchGate gate = new DispatchGate();
-
-        public EnterWhileClosing() {
-            gate.open();
-        }
+        private final RingLifecycle gate = running();
 
         @Actor
         public void dispatcher(II_Result r) {
@@ -43,8 +62,8 @@ public final class DispatchGateStress {
 
         @Actor
         public void shutdown(II_Result r) {
-            gate.close();
-            r.r2 = gate.isEmpty() ? 1 : 0;
+            gate.closeGate();
+            r.r2 = gate.nobodyInside() ? 1 : 0;
         }
     }
 
@@ -55,11 +74,7 @@ public final class DispatchGateStress {
     @State
     public static class TwoDispatchersInside {
 
-        private final DispatchGate gate = new DispatchGate();
-
-        public TwoDispatchersInside() {
-            gate.open();
-        }
+        private final RingLifecycle gate = running();
 
         @Actor
         public void first(III_Result r) {
@@ -73,7 +88,7 @@ public final class DispatchGateStress {
 
         @Arbiter
         public void check(III_Result r) {
-            r.r3 = gate.isEmpty() ? 0 : 1;
+            r.r3 = gate.nobodyInside() ? 0 : 1;
         }
     }
 }

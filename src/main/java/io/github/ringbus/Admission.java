@@ -1,0 +1,146 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.callbacks.LoggingCallback;
+import org.axonframework.commandhandling.callbacks.NoOpCallback;
+import org.axonframework.lifecycle.ShutdownInProgressException;
+import org.axonframework.monitoring.MessageMonitor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
+
+/**
+ * Lets commands into the ring, or tells the caller why not. A dispatcher that the {@link RingLifecycle} let in claims
+ * a slot as the {@link FullRingPolicy} says and hands the command over; a command that gets no slot, or comes while
+ * the bus does not run, is reported to the message monitor and then the callback, on the dispatching thread, and
+ * never enters the ring.
+ * <p>
+ * Thread-safe: any number of dispatchers at once. A stage thread never waits for a slot: it could be the one that
+ * must free it.
+ */
+final class Admission {
+
+    private static final Logger logger = LoggerFactory.getLogger(Admission.class);
+
+    private final Pipeline pipeline;
+    private final RingLifecycle lifecycle;
+    private final FullRingPolicy fullRingPolicy;
+    private final long fullRingTimeoutNanos;
+    /** Fire-and-forget commands refused (their callback tells no one): logged, at most once a second. */
+    private final RefusalLog refusedFireAndForget = new RefusalLog();
+
+    Admission(Pipeline pipeline, RingLifecycle lifecycle, FullRingPolicy fullRingPolicy, Duration fullRingTimeout) {
+        this.pipeline = pipeline;
+        this.lifecycle = lifecycle;
+        this.fullRingPolicy = fullRingPolicy;
+        this.fullRingTimeoutNanos = fullRingTimeout.toNanos();
+    }
+
+    /**
+     * Claims a slot for the command and hands it to the ring; or, when no slot is to be had, fails the command.
+     * The caller is inside the lifecycle's gate.
+     */
+    void admit(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+               MessageMonitor.MonitorCallback monitorCallback) {
+        long sequence = claim(command, callback, monitorCallback);
+        if (sequence >= 0) {
+            pipeline.handOver(sequence, command, callback, monitorCallback);
+        }
+    }
+
+    private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                       MessageMonitor.MonitorCallback monitorCallback) {
+        long sequence = pipeline.tryClaim();
+        if (sequence >= 0) {
+            return sequence;
+        }
+        if (Pipeline.isPipelineThread()) {
+            // Waiting for a slot on a pipeline thread would wait for this very thread: never wait here.
+            fail(command, callback, monitorCallback, ringFull(command, "it was dispatched from ringbus pipeline thread ["
+                    + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself"));
+            return -1;
+        }
+        switch (fullRingPolicy) {
+            case FAIL_FAST:
+                fail(command, callback, monitorCallback, ringFull(command, "the full-ring policy is FAIL_FAST"));
+                return -1;
+            case BLOCK_WITH_TIMEOUT:
+                return waitForSlot(command, callback, monitorCallback, System.nanoTime() + fullRingTimeoutNanos);
+            default:
+                return waitForSlot(command, callback, monitorCallback, Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * Waits for a free slot until the deadline ({@link Long#MAX_VALUE}: {@link FullRingPolicy#BLOCK}, no deadline),
+     * and in any case only as long as the ring can still free one, so that a shutdown whose ring cannot drain in time
+     * does not leave this dispatcher parked for ever.
+     */
+    private long waitForSlot(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                             MessageMonitor.MonitorCallback monitorCallback, long deadline) {
+        boolean timed = deadline != Long.MAX_VALUE;
+        int attempt = 0;
+        long sequence;
+        while ((sequence = pipeline.tryClaim()) < 0) {
+            if (!lifecycle.slotsMayFree()) {
+                fail(command, callback, monitorCallback, new ShutdownInProgressException(
+                        "RingCommandBus shut down while command [" + command.getCommandName()
+                                + "] waited for a free slot; it was not handled"));
+                return -1;
+            }
+            if (timed && System.nanoTime() - deadline >= 0) {
+                fail(command, callback, monitorCallback, ringFull(command, "they stayed taken for "
+                        + Duration.ofNanos(fullRingTimeoutNanos).toMillis() + " ms"));
+                return -1;
+            }
+            Backoff.FOR_SLOT.idle(attempt++);
+        }
+        return sequence;
+    }
+
+    private RingFullException ringFull(CommandMessage<?> command, String why) {
+        return new RingFullException("Command [" + command.getCommandName() + "] was not accepted: all "
+                                             + pipeline.ringSize() + " slots of the ring are taken and " + why);
+    }
+
+    /**
+     * A command that came while the bus does not run (before start, or from shutdown on): reported to the message
+     * monitor and the callback. Fire-and-forget commands are logged as well, at most once a second.
+     */
+    void refuse(CommandMessage<?> command, CommandCallback<?, ?> callback,
+                MessageMonitor.MonitorCallback monitorCallback) {
+        RuntimeException refusal = lifecycle.state() == RingLifecycle.State.NEW
+                ? new IllegalStateException("RingCommandBus has not been started; command ["
+                                                    + command.getCommandName() + "] was not handled")
+                : new ShutdownInProgressException("RingCommandBus is shut down; command ["
+                                                          + command.getCommandName() + "] was not handled");
+        if (callback == LoggingCallback.INSTANCE || callback == NoOpCallback.INSTANCE) {
+            // Fire-and-forget: nobody hears of the refusal but the monitor and this log, which says it once a
+            // second (a burst after shutdown would otherwise log a line per command).
+            refusedFireAndForget.record(refusal);
+            fail(command, NoOpCallback.INSTANCE, monitorCallback, refusal);
+            return;
+        }
+        fail(command, callback, monitorCallback, refusal);
+    }
+
+    /**
+     * Reports a command that never entered the ring: to the message monitor (whose failure is logged, so that the
+     * callback is still called), then to the callback, on the dispatching thread.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void fail(CommandMessage<?> command, CommandCallback callback,
+                     MessageMonitor.MonitorCallback monitorCallback, Throwable failure) {
+        try {
+            monitorCallback.reportFailure(failure);
+        } catch (RuntimeException | Error monitorFailure) {
+            logger.warn("The message monitor failed to record the refusal of command [{}]",
+                        command.getCommandName(), monitorFailure);
+        }
+        callback.onResult(command, asCommandResultMessage(failure));
+    }
+}

@@ -1,0 +1,168 @@
+package io.github.ringbus;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The bus's lifecycle, one state machine with one owner:
+ * <pre>
+ *   NEW --start--&gt; RUNNING --shutdown--&gt; DRAINING --stages ended--&gt; HALTED --rest completed--&gt; STOPPED
+ *    |                                                                                           ^
+ *    +---------------------------------------shutdown--------------------------------------------+
+ * </pre>
+ * It is also the gate of the ring. A dispatcher {@link #enter()}s before it claims a slot and {@link #exit()}s after
+ * handing the slot over (or giving up); only {@code RUNNING} lets it in. Shutdown closes the gate (leaves
+ * {@code RUNNING}), waits until no dispatcher is inside, lets the ring drain and stops the stage threads, and then
+ * completes what is left, so every callback fires exactly once and no command is handed to a ring whose threads ended.
+ * <p>
+ * The gate is Dekker's handshake: a dispatcher raises the count of dispatchers inside before it reads the state;
+ * shutdown writes the state before it reads the count. Volatile accesses are sequentially consistent, so either the
+ * dispatcher sees the gate closed and backs out, or shutdown sees it inside and waits for it. The count is a
+ * {@link LongAdder}: striped over padded cells, so dispatchers on different cores do not contend on one cache line.
+ * {@code RingLifecycleStress} (jcstress) checks the handshake.
+ * <p>
+ * Threads: {@link #enter()}, {@link #exit()} and the queries from any thread; {@link #start()} and {@link #shutdown()}
+ * are serialized with each other, and shutdown must not run on a stage thread (it waits for them).
+ */
+final class RingLifecycle {
+
+    /** Where the bus is in its life. */
+    enum State {
+        /** Built, not started: dispatches are refused. */
+        NEW,
+        /** Stage threads running; dispatches are let in. */
+        RUNNING,
+        /** Shutting down: the gate is closed, the ring drains, the stage threads still run. */
+        DRAINING,
+        /** The stage threads have ended: no slot will be freed again, so dispatchers waiting for one give up. */
+        HALTED,
+        /** Shut down; a bus cannot be restarted. */
+        STOPPED
+    }
+
+    /** What the lifecycle starts and stops: the pipeline's stage threads. */
+    interface Stages {
+
+        /** Starts the stage threads. */
+        void start();
+
+        /**
+         * Waits until every command handed to the ring has completed, at most the timeout, then stops the stage
+         * threads and waits for them to end.
+         *
+         * @param timeoutNanos how long to wait for the ring to drain
+         */
+        void drainAndStop(long timeoutNanos) throws InterruptedException;
+
+        /**
+         * Completes every command left in the ring (with a shutdown failure), on the calling thread. Called once, when
+         * no dispatcher can hand a command over any more.
+         */
+        void completeUnfinished();
+    }
+
+    private final LongAdder inside = new LongAdder();
+    private volatile State state = State.NEW;
+    private final Stages stages;
+    private final long shutdownTimeoutNanos;
+    private final Runnable afterStop;
+
+    /**
+     * @param stages          the stage threads
+     * @param shutdownTimeout how long shutdown waits for dispatchers and the ring
+     * @param afterStop       what else stops with the bus (runs once, on the shutting-down thread, after the ring)
+     */
+    RingLifecycle(Stages stages, Duration shutdownTimeout, Runnable afterStop) {
+        this.stages = stages;
+        this.shutdownTimeoutNanos = shutdownTimeout.toNanos();
+        this.afterStop = afterStop;
+    }
+
+    /**
+     * Lets a dispatcher in; one that got in must {@link #exit()} after handing its slot over (or giving up).
+     *
+     * @return true when the bus runs and the caller is inside; false when it is not running (nothing to exit)
+     */
+    boolean enter() {
+        inside.increment();
+        if (state == State.RUNNING) {
+            return true;
+        }
+        inside.decrement();
+        return false;
+    }
+
+    /** Leaves after a successful {@link #enter()}. */
+    void exit() {
+        inside.decrement();
+    }
+
+    /**
+     * @return the current state
+     */
+    State state() {
+        return state;
+    }
+
+    /**
+     * @return true unless the stage threads have ended, after which no slot is freed again
+     */
+    boolean slotsMayFree() {
+        return state.compareTo(State.HALTED) < 0;
+    }
+
+    /**
+     * Starts the stage threads and opens the gate. Does nothing when running.
+     *
+     * @throws IllegalStateException when the bus was shut down (a bus cannot be restarted)
+     */
+    synchronized void start() {
+        if (state == State.RUNNING) {
+            return;
+        }
+        if (state != State.NEW) {
+            throw new IllegalStateException("RingCommandBus was shut down and cannot be restarted");
+        }
+        stages.start();
+        state = State.RUNNING;
+    }
+
+    /**
+     * Closes the gate, waits (within the shutdown timeout) for the dispatchers inside to leave and for the ring to
+     * drain, stops the stage threads, and completes whatever is left. Does nothing when stopped.
+     */
+    synchronized void shutdown() {
+        if (state == State.STOPPED) {
+            return;
+        }
+        boolean started = state == State.RUNNING;
+        closeGate();
+        if (started) {
+            long deadline = System.nanoTime() + shutdownTimeoutNanos;
+            Backoff.FOR_SHUTDOWN.awaitUntil(this::nobodyInside, deadline);
+            try {
+                stages.drainAndStop(Math.max(0, deadline - System.nanoTime()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            // No slot will be freed any more: dispatchers still waiting for one give up and leave.
+            state = State.HALTED;
+            Backoff.FOR_SHUTDOWN.await(this::nobodyInside);
+            stages.completeUnfinished();
+        }
+        afterStop.run();
+        state = State.STOPPED;
+    }
+
+    /** Refuses the dispatchers that have not entered yet. Shutdown's first step; separate for its jcstress test. */
+    void closeGate() {
+        state = State.DRAINING;
+    }
+
+    /**
+     * @return true when no dispatcher is inside; after {@link #closeGate()}, once true it stays true
+     */
+    boolean nobodyInside() {
+        return inside.sum() == 0;
+    }
+}

@@ -1,0 +1,67 @@
+package io.github.ringbus;
+
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.BusySpinWaitStrategy;
+import com.lmax.disruptor.SleepingWaitStrategy;
+import com.lmax.disruptor.WaitStrategy;
+import com.lmax.disruptor.YieldingWaitStrategy;
+import org.axonframework.commandhandling.CommandBusSpanFactory;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.MessageDispatchInterceptor;
+import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.unitofwork.RollbackConfiguration;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.monitoring.MessageMonitor;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything a bus is built from, as {@link RingCommandBus.Builder#build()} validated it: the one copy of the
+ * configuration, read by the bus and its pipeline alike. Immutable (the interceptor lists are copies; interceptors
+ * registered on a running bus go to the bus's own lists).
+ *
+ * @param spanFactory               null unless tracing was configured: without it nothing is allocated for spans
+ * @param snapshotTriggerDefinition the bus's trigger, for aggregates without their own
+ */
+record RingSettings(EventStore eventStore,
+                    int ringSize,
+                    int handlerThreads,
+                    WaitStrategyChoice waitStrategy,
+                    FullRingPolicy fullRingPolicy,
+                    Duration fullRingTimeout,
+                    PublishMode publishMode,
+                    int cacheSize,
+                    int maxStoreBatchEvents,
+                    CommandTargetResolver commandTargetResolver,
+                    TransactionManager transactionManager,
+                    RollbackConfiguration rollbackConfiguration,
+                    MessageMonitor<? super CommandMessage<?>> messageMonitor,
+                    SnapshotTriggerDefinition snapshotTriggerDefinition,
+                    List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
+                    List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
+                    String threadNamePrefix,
+                    Duration shutdownTimeout,
+                    PipelineMonitor pipelineMonitor,
+                    CommandBusSpanFactory spanFactory) {
+
+    RingSettings {
+        dispatchInterceptors = List.copyOf(dispatchInterceptors);
+        handlerInterceptors = List.copyOf(handlerInterceptors);
+    }
+
+    /**
+     * @return a new instance of the chosen wait strategy (the Disruptor's strategies keep state per ring)
+     */
+    WaitStrategy newWaitStrategy() {
+        return switch (waitStrategy) {
+            case BLOCKING -> new BlockingWaitStrategy();
+            case YIELDING -> new YieldingWaitStrategy();
+            case BUSY_SPIN -> new BusySpinWaitStrategy();
+            case SLEEPING -> new SleepingWaitStrategy();
+        };
+    }
+}
