@@ -62,6 +62,7 @@ record RingSettings(EventStore eventStore,
             case YIELDING -> new YieldingWaitStrategy();
             case BUSY_SPIN -> new BusySpinWaitStrategy();
             case SLEEPING -> new SleepingWaitStrategy();
+            case ADAPTIVE -> new AdaptiveWaitStrategy();
         };
     }
 }
