@@ -17,7 +17,6 @@ import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.WaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
-import com.lmax.disruptor.dsl.EventHandlerGroup;
 import com.lmax.disruptor.dsl.ProducerType;
 
 import java.util.ArrayList;
@@ -31,6 +30,7 @@ import java.util.concurrent.TimeUnit;
  *   preload -&gt; handle[0..n) -&gt; (store || publish) -&gt; complete        PublishMode.PARALLEL
  *   preload -&gt; handle[0..n) -&gt; store -&gt; publish -&gt; complete            PublishMode.AFTER_STORE
  *   preload -&gt; handle[0..n) -&gt; store -&gt; complete                       an EventStore that is not a RingEventStore
+ *   (preload -&gt; handle) -&gt; (store -&gt; [publish] -&gt; complete)          Topology.COMPACT: two threads
  * </pre>
  * Only the complete stage gates the dispatchers: a slot is reused once its command has completed.
  * <p>
@@ -47,6 +47,7 @@ final class Pipeline implements RingLifecycle.Stages {
     private final boolean timed;
     private final PipelineThreads threads;
     private final boolean publishSeparately;
+    private final boolean compact;
 
     /**
      * Wires the stages; starts no thread.
@@ -83,25 +84,38 @@ final class Pipeline implements RingLifecycle.Stages {
                                           settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction);
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
 
+        this.compact = settings.topology() == Topology.COMPACT;
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, settings.newWaitStrategy());
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
 
-        EventHandlerGroup<CommandSlot> handled = disruptor.handleEventsWith(preload).then(handle);
-        if (!publishSeparately) {
+        // The topology, in one statement each:
+        if (compact) {
+            // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
+            disruptor.handleEventsWith(new PreloadThenHandle(preload, (HandleStage) handle[0]))
+                     .then(new StoreThenComplete(store, publishSeparately ? new PublishStage(splitStore, true) : null,
+                                                 complete, settings.ringSize()));
+        } else if (!publishSeparately) {
             // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
-            handled.then(store).then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store).then(complete);
         } else if (afterStore) {
-            handled.then(store).then(new PublishStage(splitStore, true)).then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store).then(new PublishStage(splitStore, true))
+                     .then(complete);
         } else {
-            handled.then(store, new PublishStage(splitStore, false)).then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store, new PublishStage(splitStore, false))
+                     .then(complete);
         }
         this.ring = disruptor.getRingBuffer();
     }
 
     private List<String> threadNames(String prefix, int handlerThreads) {
         List<String> names = new ArrayList<>();
+        if (compact) {
+            names.add(prefix + "-preload-handle");
+            names.add(prefix + "-store-complete");
+            return names;
+        }
         names.add(prefix + "-preload");
         for (int i = 0; i < handlerThreads; i++) {
             names.add(prefix + "-handle-" + i);

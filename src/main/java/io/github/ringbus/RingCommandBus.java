@@ -329,6 +329,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private EventStore eventStore;
         private int ringSize = 4096;
         private int handlerThreads = defaultHandlerThreads();
+        private Topology topology = Topology.FULL;
         private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
         private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
         private Duration fullRingTimeout = Duration.ofSeconds(1);
@@ -382,6 +383,22 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                   "handlerThreads must be between 1 and 256, but was " + handlerThreads);
             this.handlerThreads = handlerThreads;
             return this;
+        }
+
+        /**
+         * How many threads run the stages. Default {@link Topology#FULL}. {@link Topology#COMPACT} needs
+         * {@code handlerThreads} of 1.
+         */
+        public Builder topology(Topology topology) {
+            this.topology = require(topology, "topology");
+            return this;
+        }
+
+        private Topology chosenTopology() {
+            check(topology != Topology.COMPACT || handlerThreads == 1,
+                  "topology COMPACT runs one handler thread, but handlerThreads is " + handlerThreads
+                          + ": set handlerThreads(1), or topology FULL");
+            return topology;
         }
 
         /** How stage threads wait for work. Default {@link WaitStrategyChoice#SLEEPING}. */
@@ -532,8 +549,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     ? new EventCountSnapshotTriggerDefinition(snapshotter, snapshotThreshold)
                     : snapshotTriggerDefinition;
             return new RingCommandBus(new RingSettings(
-                    eventStore, ringSize, handlerThreads, waitStrategy, fullRingPolicy, fullRingTimeout, publishMode,
-                    cacheSize, maxStoreBatchEvents, commandTargetResolver, transactionManager, rollbackConfiguration,
+                    eventStore, ringSize, handlerThreads, chosenTopology(), waitStrategy, fullRingPolicy,
+                    fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver, transactionManager, rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
                     shutdownTimeout, pipelineMonitor, spanFactory));
         }

@@ -30,6 +30,7 @@ import java.util.List;
 record RingSettings(EventStore eventStore,
                     int ringSize,
                     int handlerThreads,
+                    Topology topology,
                     WaitStrategyChoice waitStrategy,
                     FullRingPolicy fullRingPolicy,
                     Duration fullRingTimeout,

@@ -33,6 +33,7 @@ class ArchitectureTest {
             "io.github.ringbus.FullRingPolicy",
             "io.github.ringbus.PublishMode",
             "io.github.ringbus.WaitStrategyChoice",
+            "io.github.ringbus.Topology",
             "io.github.ringbus.RingFullException",
             "io.github.ringbus.PipelineWaitException",
             "io.github.ringbus.PipelineMonitor",

@@ -1,6 +1,8 @@
 package io.github.ringbus.benchmarks;
 
 import io.github.ringbus.RingEventStore;
+import io.github.ringbus.Topology;
+import io.github.ringbus.WaitStrategyChoice;
 import java.util.Arrays;
 import java.util.function.Function;
 import org.axonframework.commandhandling.AsynchronousCommandBus;
@@ -59,7 +61,25 @@ public enum BusChoice {
 
     /** ringbus with the best settings found by tuning. */
     RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(
-            configuration.eventStore(), transactions(configuration)));
+            configuration.eventStore(), transactions(configuration))),
+
+    /** ringbus on one thread per stage, stage threads sleeping when idle (the defaults before topologies). */
+    RINGBUS_FULL_SLEEPING("ringbus-full-sleeping", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.FULL, WaitStrategyChoice.SLEEPING)),
+
+    /** ringbus on one thread per stage, stage threads blocking after a millisecond idle. */
+    RINGBUS_FULL_ADAPTIVE("ringbus-full-adaptive", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.FULL, WaitStrategyChoice.ADAPTIVE)),
+
+    /** ringbus on two threads (preload and handle; store and complete), sleeping when idle. */
+    RINGBUS_COMPACT_SLEEPING("ringbus-compact-sleeping", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.COMPACT,
+            WaitStrategyChoice.SLEEPING)),
+
+    /** ringbus on two threads, blocking after a millisecond idle. */
+    RINGBUS_COMPACT_ADAPTIVE("ringbus-compact-adaptive", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.COMPACT,
+            WaitStrategyChoice.ADAPTIVE));
 
     private final String parameterName;
     private final boolean axonCache;

@@ -2,6 +2,8 @@ package io.github.ringbus.benchmarks;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
+import io.github.ringbus.Topology;
+import io.github.ringbus.WaitStrategyChoice;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.eventstore.EventStore;
@@ -30,6 +32,18 @@ public final class RingBusFactory {
      */
     public static RingCommandBus withDefaults(EventStore eventStore, TransactionManager transactions) {
         return RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions).build();
+    }
+
+    /** ringbus with one handler thread and the given topology and wait strategy, to compare them. */
+    public static RingCommandBus with(EventStore eventStore, TransactionManager transactions, Topology topology,
+                                      WaitStrategyChoice waitStrategy) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .handlerThreads(1)
+                             .topology(topology)
+                             .waitStrategy(waitStrategy)
+                             .build();
     }
 
     /**

@@ -1,0 +1,23 @@
+package io.github.ringbus;
+
+/**
+ * How many threads run the ring's stages. Both run the same stages in the same order
+ * ({@code preload -> handle -> store -> (publish) -> complete}) with the same guarantees; they differ in how many
+ * hand-offs between threads a command takes.
+ */
+public enum Topology {
+
+    /**
+     * One thread per stage: preload, each handler thread, store, publish (with {@link PublishMode#PARALLEL} or
+     * {@link PublishMode#AFTER_STORE}), complete. Stages overlap on machines with a core for each.
+     */
+    FULL,
+
+    /**
+     * Two threads: one preloads and handles each command (one handler thread), the other stores, publishes and
+     * completes each batch. Fewer hand-offs and fewer threads to park and wake, for machines of a few cores. Publish
+     * runs after the store, so {@link PublishMode#PARALLEL} behaves as {@link PublishMode#AFTER_STORE}. Needs
+     * {@code handlerThreads} of 1.
+     */
+    COMPACT
+}
