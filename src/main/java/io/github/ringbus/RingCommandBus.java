@@ -327,15 +327,16 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     public static final class Builder {
 
         private EventStore eventStore;
-        private int ringSize = 4096;
-        private int handlerThreads = defaultHandlerThreads();
-        private Topology topology = Topology.FULL;
-        private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
-        private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
-        private Duration fullRingTimeout = Duration.ofSeconds(1);
-        private PublishMode publishMode = PublishMode.IN_TRANSACTION;
-        private int cacheSize = 100_000;
-        private int maxStoreBatchEvents = 1024;
+        private int ringSize = Defaults.RING_SIZE;
+        private int handlerThreads = Defaults.handlerThreads();
+        /** Null: chosen from the cores and the handler threads when built. */
+        private Topology topology;
+        private WaitStrategyChoice waitStrategy = Defaults.WAIT_STRATEGY;
+        private FullRingPolicy fullRingPolicy = Defaults.FULL_RING_POLICY;
+        private Duration fullRingTimeout = Defaults.FULL_RING_TIMEOUT;
+        private PublishMode publishMode = Defaults.PUBLISH_MODE;
+        private int cacheSize = Defaults.CACHE_SIZE;
+        private int maxStoreBatchEvents = Defaults.MAX_STORE_BATCH_EVENTS;
         private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
         private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
         private RollbackConfiguration rollbackConfiguration = RollbackConfigurationType.UNCHECKED_EXCEPTIONS;
@@ -347,17 +348,12 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 new CopyOnWriteArrayList<>();
         private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors =
                 new CopyOnWriteArrayList<>();
-        private String threadNamePrefix = "ringbus";
-        private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private String threadNamePrefix = Defaults.THREAD_NAME_PREFIX;
+        private Duration shutdownTimeout = Defaults.SHUTDOWN_TIMEOUT;
         private PipelineMonitor pipelineMonitor = PipelineMonitor.NONE;
         private CommandBusSpanFactory spanFactory;
 
         private Builder() {
-        }
-
-        /** One handler thread per four cores, at least one: the other stages need cores too. */
-        static int defaultHandlerThreads() {
-            return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
         }
 
         /**
@@ -386,8 +382,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
 
         /**
-         * How many threads run the stages. Default {@link Topology#FULL}. {@link Topology#COMPACT} needs
-         * {@code handlerThreads} of 1.
+         * How many threads run the stages. Default: {@link Topology#COMPACT} on machines of up to 4 cores when there
+         * is one handler thread (measured fastest on 2 cores), else {@link Topology#FULL}. {@link Topology#COMPACT}
+         * needs {@code handlerThreads} of 1.
          */
         public Builder topology(Topology topology) {
             this.topology = require(topology, "topology");
@@ -395,13 +392,16 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
 
         private Topology chosenTopology() {
+            if (topology == null) {
+                return Defaults.topology(handlerThreads);
+            }
             check(topology != Topology.COMPACT || handlerThreads == 1,
                   "topology COMPACT runs one handler thread, but handlerThreads is " + handlerThreads
                           + ": set handlerThreads(1), or topology FULL");
             return topology;
         }
 
-        /** How stage threads wait for work. Default {@link WaitStrategyChoice#SLEEPING}. */
+        /** How stage threads wait for work. Default {@link WaitStrategyChoice#ADAPTIVE}. */
         public Builder waitStrategy(WaitStrategyChoice waitStrategy) {
             this.waitStrategy = require(waitStrategy, "waitStrategy");
             return this;
@@ -550,7 +550,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     : snapshotTriggerDefinition;
             return new RingCommandBus(new RingSettings(
                     eventStore, ringSize, handlerThreads, chosenTopology(), waitStrategy, fullRingPolicy,
-                    fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver, transactionManager, rollbackConfiguration,
+                    fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver,
+                    transactionManager, rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
                     shutdownTimeout, pipelineMonitor, spanFactory));
         }

@@ -3,6 +3,7 @@ package io.github.ringbus.spring;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.FullRingPolicy;
 import io.github.ringbus.PublishMode;
+import io.github.ringbus.Topology;
 import io.github.ringbus.WaitStrategyChoice;
 import org.axonframework.common.AxonConfigurationException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -33,7 +34,7 @@ public class RingbusProperties implements Validator {
     private boolean enabled = true;
 
     /** The number of slots in the ring: a power of two, at least 2. */
-    private int ringSize = 4096;
+    private Integer ringSize;
 
     /**
      * The number of handler threads, each owning a disjoint set of aggregates (1 to 256). Default: a quarter of the
@@ -41,39 +42,45 @@ public class RingbusProperties implements Validator {
      */
     private Integer handlerThreads;
 
-    /** How the stage threads wait for work: BLOCKING, SLEEPING, YIELDING or BUSY_SPIN. */
-    private WaitStrategyChoice waitStrategy = WaitStrategyChoice.SLEEPING;
+    /**
+     * How many threads run the stages: FULL (one per stage) or COMPACT (two; needs handler-threads of 1). Default:
+     * COMPACT on machines of up to 4 cores with one handler thread, else FULL.
+     */
+    private Topology topology;
+
+    /** How the stage threads wait for work: ADAPTIVE, BLOCKING, SLEEPING, YIELDING or BUSY_SPIN. */
+    private WaitStrategyChoice waitStrategy;
 
     /**
      * What a dispatch does when every slot of the ring is taken: BLOCK (wait for a slot), BLOCK_WITH_TIMEOUT (wait
      * up to full-ring-timeout, then fail the command) or FAIL_FAST (fail the command at once).
      */
-    private FullRingPolicy fullRingPolicy = FullRingPolicy.BLOCK;
+    private FullRingPolicy fullRingPolicy;
 
     /** How long the BLOCK_WITH_TIMEOUT full-ring policy waits for a free slot. Positive. */
-    private Duration fullRingTimeout = Duration.ofSeconds(1);
+    private Duration fullRingTimeout;
 
     /**
      * When events reach subscribing event processors: IN_TRANSACTION (in the store stage's transaction, before its
      * commit; a subscriber that throws fails its command and nothing of it is stored, as on Axon's own buses),
      * PARALLEL (while the store stage appends them; their events stay stored) or AFTER_STORE (once they are stored).
      */
-    private PublishMode publishMode = PublishMode.IN_TRANSACTION;
+    private PublishMode publishMode;
 
     /** The most aggregates of each type kept in memory. Positive. */
-    private int cacheSize = 100_000;
+    private Integer cacheSize;
 
     /** The most events the store stage appends in one call and transaction. Positive. */
-    private int maxStoreBatchEvents = 1024;
+    private Integer maxStoreBatchEvents;
 
     /**
      * How long closing the application context waits for the commands in flight to complete. Positive; commands
      * still in flight then fail with a ShutdownInProgressException.
      */
-    private Duration shutdownTimeout = Duration.ofSeconds(30);
+    private Duration shutdownTimeout;
 
     /** The prefix of the names of the stage threads, e.g. ringbus-handle-0. Not blank. */
-    private String threadNamePrefix = "ringbus";
+    private String threadNamePrefix;
 
     private final Metrics metrics = new Metrics();
 
@@ -89,7 +96,7 @@ public class RingbusProperties implements Validator {
     public RingCommandBus.Builder applyTo(RingCommandBus.Builder builder) {
         forEachSetting(new SettingVisitor() {
             @Override
-            <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+            <T> void visitSet(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
                 try {
                     setter.accept(builder, value);
                 } catch (AxonConfigurationException e) {
@@ -110,7 +117,7 @@ public class RingbusProperties implements Validator {
         RingbusProperties properties = (RingbusProperties) target;
         properties.forEachSetting(new SettingVisitor() {
             @Override
-            <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+            <T> void visitSet(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
                 try {
                     setter.accept(RingCommandBus.builder(), value);
                 } catch (AxonConfigurationException e) {
@@ -126,11 +133,11 @@ public class RingbusProperties implements Validator {
         return RingbusProperties.class.isAssignableFrom(type);
     }
 
+    /** Visits the settings the user set; the builder's defaults stand for the others. */
     private void forEachSetting(SettingVisitor visitor) {
         visitor.visit("ring-size", "ringSize", ringSize, RingCommandBus.Builder::ringSize);
-        if (handlerThreads != null) {
-            visitor.visit("handler-threads", "handlerThreads", handlerThreads, RingCommandBus.Builder::handlerThreads);
-        }
+        visitor.visit("handler-threads", "handlerThreads", handlerThreads, RingCommandBus.Builder::handlerThreads);
+        visitor.visit("topology", "topology", topology, RingCommandBus.Builder::topology);
         visitor.visit("wait-strategy", "waitStrategy", waitStrategy, RingCommandBus.Builder::waitStrategy);
         visitor.visit("full-ring-policy", "fullRingPolicy", fullRingPolicy, RingCommandBus.Builder::fullRingPolicy);
         visitor.visit("full-ring-timeout", "fullRingTimeout", fullRingTimeout,
@@ -147,7 +154,25 @@ public class RingbusProperties implements Validator {
 
     private abstract static class SettingVisitor {
 
-        abstract <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter);
+        /** Visits a setting the user set; one left unset (null) keeps the builder's default. */
+        <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+            if (value != null) {
+                visitSet(property, field, value, setter);
+            }
+        }
+
+        abstract <T> void visitSet(String property, String field, T value,
+                                   BiConsumer<RingCommandBus.Builder, T> setter);
+    }
+
+    /** @return the topology, or null for the automatic choice */
+    public Topology getTopology() {
+        return topology;
+    }
+
+    /** @param topology FULL or COMPACT; null for the automatic choice */
+    public void setTopology(Topology topology) {
+        this.topology = topology;
     }
 
     /** @return whether the ringbus auto-configuration is on */
@@ -160,13 +185,13 @@ public class RingbusProperties implements Validator {
         this.enabled = enabled;
     }
 
-    /** @return the number of slots in the ring */
-    public int getRingSize() {
+    /** @return the number of slots in the ring, or null when not set (the builder\'s default applies) */
+    public Integer getRingSize() {
         return ringSize;
     }
 
     /** @param ringSize the number of slots in the ring */
-    public void setRingSize(int ringSize) {
+    public void setRingSize(Integer ringSize) {
         this.ringSize = ringSize;
     }
 
@@ -180,7 +205,7 @@ public class RingbusProperties implements Validator {
         this.handlerThreads = handlerThreads;
     }
 
-    /** @return how the stage threads wait for work */
+    /** @return how the stage threads wait for work, or null when not set (the builder\'s default applies) */
     public WaitStrategyChoice getWaitStrategy() {
         return waitStrategy;
     }
@@ -190,7 +215,7 @@ public class RingbusProperties implements Validator {
         this.waitStrategy = waitStrategy;
     }
 
-    /** @return what a dispatch does when the ring is full */
+    /** @return what a dispatch does when the ring is full, or null when not set (the builder\'s default applies) */
     public FullRingPolicy getFullRingPolicy() {
         return fullRingPolicy;
     }
@@ -200,7 +225,7 @@ public class RingbusProperties implements Validator {
         this.fullRingPolicy = fullRingPolicy;
     }
 
-    /** @return how long BLOCK_WITH_TIMEOUT waits for a slot */
+    /** @return how long BLOCK_WITH_TIMEOUT waits for a slot, or null when not set (the builder\'s default applies) */
     public Duration getFullRingTimeout() {
         return fullRingTimeout;
     }
@@ -210,7 +235,7 @@ public class RingbusProperties implements Validator {
         this.fullRingTimeout = fullRingTimeout;
     }
 
-    /** @return when events reach subscribers relative to the store */
+    /** @return when events reach subscribers relative to the store, or null when not set (the builder\'s default applies) */
     public PublishMode getPublishMode() {
         return publishMode;
     }
@@ -220,27 +245,27 @@ public class RingbusProperties implements Validator {
         this.publishMode = publishMode;
     }
 
-    /** @return the most aggregates of each type kept in memory */
-    public int getCacheSize() {
+    /** @return the most aggregates of each type kept in memory, or null when not set (the builder\'s default applies) */
+    public Integer getCacheSize() {
         return cacheSize;
     }
 
     /** @param cacheSize the most aggregates of each type kept in memory */
-    public void setCacheSize(int cacheSize) {
+    public void setCacheSize(Integer cacheSize) {
         this.cacheSize = cacheSize;
     }
 
-    /** @return the most events appended in one store call */
-    public int getMaxStoreBatchEvents() {
+    /** @return the most events appended in one store call, or null when not set (the builder\'s default applies) */
+    public Integer getMaxStoreBatchEvents() {
         return maxStoreBatchEvents;
     }
 
     /** @param maxStoreBatchEvents the most events appended in one store call */
-    public void setMaxStoreBatchEvents(int maxStoreBatchEvents) {
+    public void setMaxStoreBatchEvents(Integer maxStoreBatchEvents) {
         this.maxStoreBatchEvents = maxStoreBatchEvents;
     }
 
-    /** @return how long shutdown waits for commands in flight */
+    /** @return how long shutdown waits for commands in flight, or null when not set (the builder\'s default applies) */
     public Duration getShutdownTimeout() {
         return shutdownTimeout;
     }
@@ -250,7 +275,7 @@ public class RingbusProperties implements Validator {
         this.shutdownTimeout = shutdownTimeout;
     }
 
-    /** @return the prefix of the stage threads' names */
+    /** @return the prefix of the stage threads' names, or null when not set (the builder\'s default applies) */
     public String getThreadNamePrefix() {
         return threadNamePrefix;
     }

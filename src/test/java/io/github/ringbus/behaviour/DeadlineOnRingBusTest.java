@@ -181,7 +181,7 @@ class DeadlineOnRingBusTest {
 
         assertThat(result.isExceptional()).isTrue();
         assertThat(result.exceptionResult()).isInstanceOf(IllegalStateException.class)
-                                            .hasMessageContaining("pipeline thread [ringbus-handle-0]");
+                .hasMessageFindingMatch("pipeline thread \\[ringbus-(handle-0|preload-handle)\\]");
         assertThat(stored("b3")).containsExactly(new Hung("b3"));
     }
 

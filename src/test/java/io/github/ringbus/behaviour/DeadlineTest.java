@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.RingCommandBus;
 import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import io.github.ringbus.RingEventStore;
@@ -155,7 +156,7 @@ class DeadlineTest {
             assertThat(events).hasSize(2);
             String commandThread = ((Issued) events.get(0)).thread();
             String deadlineThread = ((MarkedOverdue) events.get(1)).thread();
-            assertThat(commandThread).startsWith("ringbus-handle-");
+            assertThat(commandThread).matches(StageThreads::handles);
             assertThat(deadlineThread).as("thread of %s's deadline", id).isEqualTo(commandThread);
         }
         assertThat(invoices.stream().map(id -> ((Issued) storedPayloads(id).get(0)).thread()).distinct())

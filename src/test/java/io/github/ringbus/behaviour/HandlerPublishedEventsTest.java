@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.PublishMode;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.SimpleCommandBus;
@@ -73,7 +74,7 @@ class HandlerPublishedEventsTest {
         assertThat(result).isEqualTo("noted");
         assertThat(ring.allStoredPayloads()).containsExactly(new Noted("plain", "one"), new Noted("plain", "two"));
         assertThat(ring.engine.storingThreads()).isNotEmpty().allSatisfy(
-                thread -> assertThat(thread).endsWith("-store"));
+                thread -> assertThat(thread).matches(StageThreads::stores));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.Topology;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
 import io.github.ringbus.behaviour.BehaviourRing.Tally;
 import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
@@ -157,7 +158,8 @@ class PublishTest {
      */
     @Test
     void withParallelASubscriberMayReceiveEventsWhoseAppendThenFails() throws Exception {
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.PARALLEL));
+        // Store and publish side by side need a thread each: the FULL topology (COMPACT publishes after the store).
+        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.PARALLEL).topology(Topology.FULL));
         subscribe();
         CountDownLatch depositPublished = new CountDownLatch(1);
         ring.ringEventStore().subscribe(events -> {

@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.Topology;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
 import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
@@ -160,7 +161,9 @@ class StoreFailureTest {
      */
     @Test
     void dataConflictOfOneCommandFailsOnlyThatCommandAndTheRestOfItsBatchIsStored() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL));
+        // The held append blocks the store stage while the publish stage goes on: the FULL topology.
+        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
+                                           .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Open("c"));
@@ -193,7 +196,9 @@ class StoreFailureTest {
      */
     @Test
     void dataConflictAlsoFailsTheCommandsOfTheSameBatchThatBuiltOnIt() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL));
+        // The held append blocks the store stage while the publish stage goes on: the FULL topology.
+        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
+                                           .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Open("c"));

@@ -1,5 +1,6 @@
 package io.github.ringbus.postgres;
 
+import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.GetBalance;
 import io.github.ringbus.fixtures.AccountCommands.Open;
@@ -47,7 +48,7 @@ class PostgresSerializationTest extends OnPostgres {
         }
 
         assertThat(serializer.eventThreads).isNotEmpty()
-                                           .allMatch(name -> name.startsWith("ringbus-handle-"),
+                                           .allMatch(StageThreads::handles,
                                                      "a ringbus handler thread");
         assertThat(PostgresRing.storedDeposits(server, "ahead-3"))
                 .containsExactlyElementsOf(List.of(3L, 13L, 23L, 33L, 43L, 53L, 63L, 73L, 83L, 93L, 103L, 113L,

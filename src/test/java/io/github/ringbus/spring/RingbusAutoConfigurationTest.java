@@ -1,5 +1,6 @@
 package io.github.ringbus.spring;
 
+import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.RingCommandBus;
 import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import io.github.ringbus.RingEventStore;
@@ -184,7 +185,7 @@ class RingbusAutoConfigurationTest {
             Object balance = gateway.sendAndWait(new Deposit("a", 42));
 
             assertThat(balance).isEqualTo(42L);
-            assertThat(threads).hasSize(2).allMatch(name -> name.startsWith("ringbus-handle-"));
+            assertThat(threads).hasSize(2).allMatch(StageThreads::handles);
             List<? extends DomainEventMessage<?>> events =
                     context.getBean(EventStore.class).readEvents("a").asStream().collect(Collectors.toList());
             assertThat(events.stream().<Object>map(EventMessage::getPayload).collect(Collectors.toList()))
@@ -222,7 +223,7 @@ class RingbusAutoConfigurationTest {
             context.getBean(CommandGateway.class).sendAndWait(new LedgerWithOwnRepository.OpenLedger("l"));
             context.getBean(CommandGateway.class).sendAndWait(new LedgerWithOwnRepository.OpenLedger("m"));
 
-            assertThat(threads).hasSize(2).allMatch(thread -> thread.startsWith("ringbus-handle-"));
+            assertThat(threads).hasSize(2).allMatch(StageThreads::handles);
             assertThat(context.getBean(EventStore.class).readEvents("l").asStream().count()).isEqualTo(1);
             assertThat(context.getBean(EventStore.class).readEvents("m").asStream().count()).isEqualTo(1);
         });
@@ -421,7 +422,7 @@ class RingbusAutoConfigurationTest {
             assertThat(spans.started).contains(
                     new RecordingSpanFactory.Started("CommandBus.dispatchCommand", Thread.currentThread().getName()));
             assertThat(spans.started).anyMatch(s -> s.name().equals("CommandBus.handleCommand")
-                    && s.thread().startsWith("ringbus-handle-"));
+                    && StageThreads.handles(s.thread()));
         });
     }
 

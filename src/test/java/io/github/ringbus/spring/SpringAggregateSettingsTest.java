@@ -1,5 +1,6 @@
 package io.github.ringbus.spring;
 
+import io.github.ringbus.fixtures.StageThreads;
 import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.GenericCommandMessage;
@@ -214,7 +215,7 @@ class SpringAggregateSettingsTest {
                 Thread.sleep(10);
             }
             assertThat(stored).hasSize(2);
-            assertThat(((Reminded) stored.get(1)).thread()).startsWith("ringbus-handle-");
+            assertThat(((Reminded) stored.get(1)).thread()).matches(StageThreads::handles);
         });
     }
 

@@ -1,5 +1,6 @@
 package io.github.ringbus.spring;
 
+import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.RingCommandBus;
 import static io.github.ringbus.RingInternals.RING_REPOSITORY;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -144,7 +145,7 @@ class WrappedCommandBusTest {
         Object balance = gateway.sendAndWait(new Deposit("a", 42));
 
         assertThat(balance).isEqualTo(42L);
-        assertThat(threads).hasSize(2).allMatch(name -> name.startsWith("ringbus-handle-"));
+        assertThat(threads).hasSize(2).allMatch(StageThreads::handles);
         assertThat(context.getBean(EventStore.class).readEvents("a").asStream()
                           .<Object>map(EventMessage::getPayload).collect(Collectors.toList()))
                 .containsExactly(new Opened("a"), new Deposited("a", 42));

@@ -1,0 +1,39 @@
+package io.github.ringbus;
+
+import java.time.Duration;
+
+/**
+ * The default of every value setting of {@link RingCommandBus.Builder}: the one place each is written. The Spring
+ * module applies only the properties a user set, so its defaults are these; the copies a user reads (the Spring
+ * configuration metadata an IDE shows, the README's and docs/spring-boot.md's tables) are compared with these by
+ * {@code DefaultsTest}. The defaults that depend on the machine are computed by the builder: handler threads (a
+ * quarter of the cores, at least one) and topology (compact on up to 4 cores with one handler thread).
+ */
+final class Defaults {
+
+    static final int RING_SIZE = 4096;
+    static final WaitStrategyChoice WAIT_STRATEGY = WaitStrategyChoice.ADAPTIVE;
+    static final FullRingPolicy FULL_RING_POLICY = FullRingPolicy.BLOCK;
+    static final Duration FULL_RING_TIMEOUT = Duration.ofSeconds(1);
+    static final PublishMode PUBLISH_MODE = PublishMode.IN_TRANSACTION;
+    static final int CACHE_SIZE = 100_000;
+    static final int MAX_STORE_BATCH_EVENTS = 1024;
+    static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    static final String THREAD_NAME_PREFIX = "ringbus";
+    /** Topology {@link Topology#COMPACT} is chosen on machines of at most this many cores (with one handler thread). */
+    static final int COMPACT_UP_TO_CORES = 4;
+
+    private Defaults() {
+    }
+
+    /** One handler thread per four cores, at least one: the other stages need cores too. */
+    static int handlerThreads() {
+        return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
+    }
+
+    /** {@link Topology#COMPACT} on small machines with one handler thread (measured faster on 2 cores). */
+    static Topology topology(int handlerThreads) {
+        return handlerThreads == 1 && Runtime.getRuntime().availableProcessors() <= COMPACT_UP_TO_CORES
+                ? Topology.COMPACT : Topology.FULL;
+    }
+}
