@@ -1,5 +1,6 @@
 package io.github.ringbus;
 
+import io.github.ringbus.AxonInternals.AggregateSetting;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.caching.Cache;
 import org.axonframework.common.lock.LockFactory;
@@ -13,10 +14,6 @@ import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.reflect.Field;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -36,33 +33,13 @@ import java.util.function.Function;
  *   <li>repository: an aggregate configured with a repository of its own keeps it (see
  *       {@link #hasOwnRepository}).</li>
  * </ul>
- * Axon 4's {@code AggregateConfigurer} has no getters for these; this class is the one place that reads its private
- * components (and {@link Component}'s builder function). Should a later Axon keep one elsewhere, each reading falls
- * back to what ringbus did before it read that setting, and a warning says so; {@link #unreadable()} lists them.
+ * Axon 4's {@code AggregateConfigurer} has no getters for these; {@link AxonInternals} reads its private components
+ * (and {@link Component}'s builder function). Should a later Axon keep one elsewhere, each reading falls back to what
+ * ringbus did before it read that setting, and a warning says so; {@link AxonInternals#unavailable()} lists them.
  */
 final class AggregateConfigurerSettings {
 
     private static final Logger logger = LoggerFactory.getLogger(AggregateConfigurerSettings.class);
-    private static final List<String> unreadable = new ArrayList<>();
-
-    private static final Field SNAPSHOT_TRIGGER = field(AggregateConfigurer.class, "snapshotTriggerDefinition",
-                                                        "every ring aggregate gets the bus's snapshot trigger");
-    private static final Field TARGET_RESOLVER = field(AggregateConfigurer.class, "commandTargetResolver",
-                                                       "ring aggregates use the configuration's command target "
-                                                               + "resolver, not their own");
-    private static final Field CACHE = field(AggregateConfigurer.class, "cache",
-                                             "a cache configured for a ring aggregate is not detected (ringbus "
-                                                     + "uses its own)");
-    private static final Field LOCK_FACTORY = field(AggregateConfigurer.class, "lockFactory",
-                                                    "a lock factory configured for a ring aggregate is not "
-                                                            + "detected (ringbus uses none)");
-    private static final Field REPOSITORY = field(AggregateConfigurer.class, "repository",
-                                                  "a repository configured for an aggregate is not detected: it "
-                                                          + "is replaced by a ring repository");
-    private static final Field BUILDER = field(Component.class, "builderFunction",
-                                               "a lock factory or repository configured per aggregate is not "
-                                                       + "detected");
-
     private AggregateConfigurerSettings() {
     }
 
@@ -72,7 +49,7 @@ final class AggregateConfigurerSettings {
      * (the bus's then applies)
      */
     static SnapshotTriggerDefinition snapshotTrigger(AggregateConfigurer<?> aggregate) {
-        Object definition = value(aggregate, SNAPSHOT_TRIGGER);
+        Object definition = value(aggregate, AggregateSetting.SNAPSHOT_TRIGGER);
         return definition instanceof SnapshotTriggerDefinition trigger ? trigger : NoSnapshotTriggerDefinition.INSTANCE;
     }
 
@@ -82,7 +59,7 @@ final class AggregateConfigurerSettings {
      * configuration's), or null when it cannot be read
      */
     static CommandTargetResolver commandTargetResolver(AggregateConfigurer<?> aggregate) {
-        Object resolver = value(aggregate, TARGET_RESOLVER);
+        Object resolver = value(aggregate, AggregateSetting.COMMAND_TARGET_RESOLVER);
         return resolver instanceof CommandTargetResolver targetResolver ? targetResolver : null;
     }
 
@@ -95,7 +72,7 @@ final class AggregateConfigurerSettings {
      * @return true when its repository is not Axon's default one
      */
     static boolean hasOwnRepository(AggregateConfigurer<?> aggregate) {
-        return isConfigured(aggregate, REPOSITORY);
+        return isConfigured(aggregate, AggregateSetting.REPOSITORY);
     }
 
     /**
@@ -107,7 +84,7 @@ final class AggregateConfigurerSettings {
      */
     static void requireRingCompatible(AggregateConfigurer<?> aggregate) {
         String name = aggregate.aggregateType().getName();
-        Object cache = value(aggregate, CACHE);
+        Object cache = value(aggregate, AggregateSetting.CACHE);
         if (cache != null) {
             throw new AxonConfigurationException(
                     "Aggregate [" + name + "] is configured with a cache [" + cache + "] (AggregateConfigurer."
@@ -116,8 +93,8 @@ final class AggregateConfigurerSettings {
                             + "in flight. Remove the cache setting of this aggregate and size ringbus's cache "
                             + "instead (RingCommandBus.builder().cacheSize(...), property ringbus.cache-size)");
         }
-        if (isConfigured(aggregate, LOCK_FACTORY)) {
-            Object lockFactory = value(aggregate, LOCK_FACTORY);
+        if (isConfigured(aggregate, AggregateSetting.LOCK_FACTORY)) {
+            Object lockFactory = value(aggregate, AggregateSetting.LOCK_FACTORY);
             if (lockFactory instanceof PessimisticLockFactory || lockFactory instanceof NullLockFactory) {
                 logger.info("Aggregate [{}] is configured with lock factory [{}], which ringbus does not need: each "
                                     + "ring aggregate is owned by one handler thread that runs its commands and "
@@ -134,60 +111,36 @@ final class AggregateConfigurerSettings {
         }
     }
 
-    /**
-     * @return the settings this Axon version keeps where ringbus cannot read them (empty when all can be read); a
-     * test fails on any, so that an Axon upgrade that moves one is noticed
-     */
-    static List<String> unreadable() {
-        return Collections.unmodifiableList(unreadable);
-    }
-
-    private static Object value(AggregateConfigurer<?> aggregate, Field field) {
-        if (field == null) {
+    private static Object value(AggregateConfigurer<?> aggregate, AggregateSetting setting) {
+        if (!AxonInternals.available(setting)) {
             return null;
         }
         try {
-            return ((Component<?>) field.get(aggregate)).get();
+            Component<?> component = AxonInternals.component(aggregate, setting);
+            return component == null ? null : component.get();
         } catch (IllegalAccessException | RuntimeException e) {
             if (e instanceof AxonConfigurationException) {
                 throw (AxonConfigurationException) e;
             }
-            logger.warn("Cannot read setting [{}] of aggregate [{}]", field.getName(),
-                        aggregate.aggregateType().getName(), e);
+            logger.warn("Cannot read setting [{}] of aggregate [{}]", setting, aggregate.aggregateType().getName(), e);
             return null;
         }
     }
 
     /** True when the component's builder function is not the one of a default configurer of the same aggregate. */
-    private static boolean isConfigured(AggregateConfigurer<?> aggregate, Field field) {
-        if (field == null || BUILDER == null) {
+    private static boolean isConfigured(AggregateConfigurer<?> aggregate, AggregateSetting setting) {
+        if (!AxonInternals.available(setting) || !AxonInternals.componentBuildersAvailable()) {
             return false;
         }
         try {
-            Function<?, ?> configured = builder(field.get(aggregate));
-            Function<?, ?> fallback = builder(field.get(AggregateConfigurer.defaultConfiguration(
-                    aggregate.aggregateType())));
+            Function<?, ?> configured = AxonInternals.builderOf(AxonInternals.component(aggregate, setting));
+            Function<?, ?> fallback = AxonInternals.builderOf(AxonInternals.component(
+                    AggregateConfigurer.defaultConfiguration(aggregate.aggregateType()), setting));
             return configured != null && fallback != null && configured.getClass() != fallback.getClass();
         } catch (IllegalAccessException | RuntimeException e) {
-            logger.warn("Cannot tell whether setting [{}] of aggregate [{}] was configured", field.getName(),
+            logger.warn("Cannot tell whether setting [{}] of aggregate [{}] was configured", setting,
                         aggregate.aggregateType().getName(), e);
             return false;
-        }
-    }
-
-    private static Function<?, ?> builder(Object component) throws IllegalAccessException {
-        return component == null ? null : (Function<?, ?>) BUILDER.get(component);
-    }
-
-    private static Field field(Class<?> type, String name, String consequence) {
-        try {
-            Field field = type.getDeclaredField(name);
-            field.setAccessible(true);
-            return field;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            unreadable.add(type.getSimpleName() + "." + name);
-            logger.warn("Cannot read {}.{} of this Axon version ({}): {}", type.getSimpleName(), name, e, consequence);
-            return null;
         }
     }
 }

@@ -7,7 +7,6 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.reflect.Method;
 import java.util.List;
 
 /**
@@ -28,21 +27,13 @@ final class OneByOnePublish {
      * @return true when the store stage must publish its batches to it one event at a time
      */
     static boolean needed(EventStore eventStore) {
-        if (!(eventStore instanceof AbstractEventStore)) {
-            return false;
-        }
-        try {
-            // AbstractEventStore keeps its engine behind a protected accessor; read once, when the ring is built.
-            Method accessor = AbstractEventStore.class.getDeclaredMethod("storageEngine");
-            accessor.setAccessible(true);
-            EventStorageEngine engine = (EventStorageEngine) accessor.invoke(eventStore);
-            return RingEventStore.appendsOutOfIndexOrder(engine);
-        } catch (ReflectiveOperationException | RuntimeException e) {
+        EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
+        if (engine == null && eventStore instanceof AbstractEventStore) {
             logger.warn("Cannot tell the storage engine of event store [{}]; its batches are appended in one call. "
                                 + "With Axon's in-memory engine use a RingEventStore, or tracking processors may "
-                                + "skip events", eventStore.getClass().getName(), e);
-            return false;
+                                + "skip events", eventStore.getClass().getName());
         }
+        return engine != null && RingEventStore.appendsOutOfIndexOrder(engine);
     }
 
     /** Publishes each event on its own, in order. */

@@ -2,7 +2,6 @@ package io.github.ringbus;
 
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.messaging.MessageHandler;
-import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.IdentifierMissingException;
@@ -22,19 +21,16 @@ final class PreloadStage implements EventHandler<CommandSlot> {
      * Axon's {@code AggregateAnnotationCommandHandler} subscribes one private handler object per command handler of
      * the aggregate; for an instance command that object resolves the target again, loads the aggregate from the
      * repository and calls its {@code handle}, all of which the preload stage has already done: such commands are
-     * invoked on the preloaded aggregate directly (see {@code AggregateHolder.commandHandler()}). Found by class
-     * name, once per handler class, as the class is private to Axon.
+     * invoked on the preloaded aggregate directly (see {@code AggregateHolder.commandHandler()}). Recognised once per
+     * handler class ({@link AxonInternals#isInstanceCommandHandler}).
      */
-    static final String AXON_INSTANCE_COMMAND_HANDLER =
-            AggregateAnnotationCommandHandler.class.getName() + "$AggregateCommandHandler";
-
     private final CommandRoutes routes;
     private final int handlerThreads;
     private final boolean timed;
     private final ClassValue<Boolean> instanceCommandHandlers = new ClassValue<>() {
         @Override
         protected Boolean computeValue(Class<?> type) {
-            return type.getName().equals(AXON_INSTANCE_COMMAND_HANDLER);
+            return AxonInternals.isInstanceCommandHandler(type);
         }
     };
 

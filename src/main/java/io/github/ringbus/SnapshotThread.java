@@ -8,7 +8,6 @@ import org.axonframework.eventsourcing.Snapshotter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.reflect.Field;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -34,8 +33,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class SnapshotThread implements AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(SnapshotThread.class);
-    /** The snapshotter an {@link AbstractSnapshotTrigger} calls; null if this Axon version keeps it elsewhere. */
-    private static final Field TRIGGER_SNAPSHOTTER = triggerSnapshotterField();
 
     private final ExecutorService thread;
     /** One off-pipeline snapshotter per snapshotter of the application (a few at most). */
@@ -84,18 +81,6 @@ final class SnapshotThread implements AutoCloseable {
         }
     }
 
-    private static Field triggerSnapshotterField() {
-        try {
-            Field field = AbstractSnapshotTrigger.class.getDeclaredField("snapshotter");
-            field.setAccessible(true);
-            return field;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            logger.warn("Cannot read the snapshotter of Axon's snapshot triggers ({}); snapshots run wherever the "
-                                + "application's snapshotter runs them", e.toString());
-            return null;
-        }
-    }
-
     private final class OffPipelineDefinition implements SnapshotTriggerDefinition {
 
         private final SnapshotTriggerDefinition delegate;
@@ -116,16 +101,12 @@ final class SnapshotThread implements AutoCloseable {
         }
 
         private SnapshotTrigger offPipeline(SnapshotTrigger trigger) {
-            if (trigger instanceof AbstractSnapshotTrigger axonTrigger && TRIGGER_SNAPSHOTTER != null) {
-                try {
-                    Snapshotter snapshotter = (Snapshotter) TRIGGER_SNAPSHOTTER.get(axonTrigger);
-                    if (snapshotter != null) {
-                        axonTrigger.setSnapshotter(SnapshotThread.this.offPipeline(snapshotter));
-                    }
-                    return trigger;
-                } catch (IllegalAccessException e) {
-                    // fall through to the warning
+            if (trigger instanceof AbstractSnapshotTrigger axonTrigger && AxonInternals.triggerSnapshotterAvailable()) {
+                Snapshotter snapshotter = AxonInternals.snapshotterOf(axonTrigger);
+                if (snapshotter != null) {
+                    axonTrigger.setSnapshotter(SnapshotThread.this.offPipeline(snapshotter));
                 }
+                return trigger;
             }
             if (warned.compareAndSet(false, true)) {
                 logger.warn("Snapshot trigger [{}] is not one of Axon's: ringbus cannot move its snapshots off the "

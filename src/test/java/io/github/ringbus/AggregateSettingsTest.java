@@ -61,7 +61,7 @@ class AggregateSettingsTest {
 
     @Test
     void everyAxonSettingRingbusReadsIsWhereItLooksForIt() {
-        assertThat(AggregateConfigurerSettings.unreadable()).isEmpty();
+        assertThat(AxonInternals.unavailable()).isEmpty();
     }
 
     @Test

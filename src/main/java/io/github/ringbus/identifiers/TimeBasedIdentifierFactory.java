@@ -3,6 +3,7 @@ package io.github.ringbus.identifiers;
 import com.fasterxml.uuid.Generators;
 import com.fasterxml.uuid.UUIDClock;
 import com.fasterxml.uuid.impl.TimeBasedEpochGenerator;
+import org.axonframework.common.DefaultIdentifierFactory;
 import org.axonframework.common.IdentifierFactory;
 
 import java.util.function.LongSupplier;
@@ -11,7 +12,14 @@ import java.util.function.LongSupplier;
  * Axon {@link IdentifierFactory} that generates version 7 UUIDs (RFC 9562: 48-bit Unix-epoch milliseconds followed
  * by 74 random bits), as canonical 36-character lowercase strings. Registered through
  * {@code META-INF/services/org.axonframework.common.IdentifierFactory}, so {@link IdentifierFactory#getInstance()}
- * returns it whenever ringbus is on the class path.
+ * returns it whenever ringbus is on the class path: every message identifier of the application (events, commands,
+ * whichever bus runs them) is then time-ordered, which keeps an event table's identifier index appending at its end.
+ * <p>
+ * <b>The switch.</b> Axon resolves its identifier factory once, through {@link java.util.ServiceLoader}, on first use,
+ * typically before any Spring property exists; so the Spring property {@code ringbus.enabled} does not reach it. The
+ * system property {@value #SETTING} (or the environment variable {@value #ENVIRONMENT_SETTING}) does: {@code axon}
+ * gives back Axon's own random (version 4) UUIDs, {@code time-based} (the default) keeps these. Any other value fails
+ * the first use of {@code IdentifierFactory.getInstance()} with a message naming the setting.
  * <p>
  * Guarantees:
  * <ul>
@@ -28,30 +36,58 @@ import java.util.function.LongSupplier;
  */
 public class TimeBasedIdentifierFactory extends IdentifierFactory {
 
+    /** The system property that chooses the identifiers: {@code time-based} (default) or {@code axon}. */
+    public static final String SETTING = "ringbus.identifiers";
+    /** The environment variable read when the system property is not set. */
+    public static final String ENVIRONMENT_SETTING = "RINGBUS_IDENTIFIERS";
+
     /*
      * One generator per thread. The library's TimeBasedEpochGenerator is thread-safe, but it makes every call take
      * one monitor (synchronized on its entropy buffer), so a single shared generator serializes all threads.
      */
     private final ThreadLocal<TimeBasedEpochGenerator> generators;
+    /** Axon's own factory when the switch says {@code axon}; null for time-based identifiers. */
+    private final IdentifierFactory axons;
 
     /**
      * Creates the factory; used by Axon through {@link java.util.ServiceLoader}.
+     *
+     * @throws IllegalArgumentException when {@value #SETTING} (or {@value #ENVIRONMENT_SETTING}) has a value other
+     *                                  than {@code time-based} or {@code axon}
      */
     public TimeBasedIdentifierFactory() {
-        this(System::currentTimeMillis);
+        this(System.getProperty(SETTING, System.getenv(ENVIRONMENT_SETTING)), System::currentTimeMillis);
     }
 
     /**
      * Creates a factory reading the time from {@code wallClock}, in Unix-epoch milliseconds (for tests).
      */
     TimeBasedIdentifierFactory(LongSupplier wallClock) {
+        this(null, wallClock);
+    }
+
+    /**
+     * @param setting   the value of the switch, or null for the default
+     * @param wallClock the time, in Unix-epoch milliseconds
+     */
+    TimeBasedIdentifierFactory(String setting, LongSupplier wallClock) {
+        String choice = setting == null || setting.isBlank() ? "time-based" : setting.trim();
+        if (choice.equalsIgnoreCase("axon")) {
+            this.axons = new DefaultIdentifierFactory();
+        } else if (choice.equalsIgnoreCase("time-based")) {
+            this.axons = null;
+        } else {
+            throw new IllegalArgumentException(
+                    "ringbus: " + SETTING + " (or " + ENVIRONMENT_SETTING + ") must be time-based or axon, but was ["
+                            + setting + "]");
+        }
         this.generators = ThreadLocal.withInitial(
                 () -> Generators.timeBasedEpochGenerator(null, new NeverBackwardsClock(wallClock)));
     }
 
     @Override
     public String generateIdentifier() {
-        return generators.get().generate().toString();
+        return axons != null ? axons.generateIdentifier() : generators.get().generate().toString();
     }
 
     /**

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class TimeBasedIdentifierFactoryTest {
 
@@ -134,5 +135,29 @@ class TimeBasedIdentifierFactoryTest {
 
     private static long millisOf(String identifier) {
         return UUID.fromString(identifier).getMostSignificantBits() >>> 16;
+    }
+
+    @Test
+    void withTheSwitchSetToAxonIdentifiersAreAxonsRandomUuids() {
+        TimeBasedIdentifierFactory factory = new TimeBasedIdentifierFactory("axon", System::currentTimeMillis);
+
+        assertThat(UUID.fromString(factory.generateIdentifier()).version()).isEqualTo(4);
+    }
+
+    @Test
+    void withTheSwitchSetToTimeBasedOrUnsetIdentifiersAreVersion7() {
+        for (String setting : new String[]{"time-based", null, " "}) {
+            TimeBasedIdentifierFactory factory = new TimeBasedIdentifierFactory(setting, System::currentTimeMillis);
+            assertThat(UUID.fromString(factory.generateIdentifier()).version()).as("setting [%s]", setting)
+                                                                               .isEqualTo(7);
+        }
+    }
+
+    @Test
+    void anUnknownValueOfTheSwitchIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> new TimeBasedIdentifierFactory("random", System::currentTimeMillis))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ringbus.identifiers")
+                .hasMessageContaining("[random]");
     }
 }

@@ -1,0 +1,215 @@
+package io.github.ringbus;
+
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Component;
+import org.axonframework.eventsourcing.AbstractSnapshotTrigger;
+import org.axonframework.eventsourcing.Snapshotter;
+import org.axonframework.eventsourcing.eventstore.AbstractEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.reflect.AccessibleObject;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Every place ringbus depends on what Axon 4 does not make public, in one adapter. Each access is resolved once, when
+ * this class loads; one that this Axon version does not offer is logged once with its consequence, listed by
+ * {@link #unavailable()}, and answered with its fallback (ringbus then does what it did before it used the access).
+ * {@code AxonInternalsTest} fails on an Axon version that takes any of them away.
+ * <ol>
+ *   <li>The class of the handler object Axon's {@code AggregateAnnotationCommandHandler} subscribes for an aggregate's
+ *       instance commands (private to Axon), recognised by name: the preload stage invokes such commands on the
+ *       preloaded aggregate directly. Fallback: commands go through Axon's handler, which loads the aggregate again.</li>
+ *   <li>The protected {@code AbstractEventStore.storageEngine()}: tells whether a plain event store sits on Axon's
+ *       in-memory engine, whose multi-event appends must be split. Fallback: one append per batch, with a warning.</li>
+ *   <li>The private {@code snapshotter} of Axon's {@code AbstractSnapshotTrigger}: re-pointed so that snapshots are
+ *       taken off the pipeline. Fallback: snapshots run where the application's snapshotter runs them.</li>
+ *   <li>The private components of {@code AggregateConfigurer} (snapshot trigger, command target resolver, cache, lock
+ *       factory, repository) and {@code Component}'s builder function: the per-aggregate settings ringbus honours or
+ *       refuses ({@link AggregateConfigurerSettings}). Fallback per setting, see there.</li>
+ * </ol>
+ * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
+ * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
+ * {@code behaviour.AggregateInvocationTest} compares its results and failures with Axon's own path.
+ * <p>
+ * Thread-safe: immutable after class initialization.
+ */
+final class AxonInternals {
+
+    private static final Logger logger = LoggerFactory.getLogger(AxonInternals.class);
+
+    /** Name of the private class of Axon's instance command handlers (access 1). */
+    static final String INSTANCE_COMMAND_HANDLER =
+            AggregateAnnotationCommandHandler.class.getName() + "$AggregateCommandHandler";
+
+    /** The settings of an {@code AggregateConfigurer} that ringbus reads (access 4). */
+    enum AggregateSetting {
+        SNAPSHOT_TRIGGER("snapshotTriggerDefinition", "every ring aggregate gets the bus's snapshot trigger"),
+        COMMAND_TARGET_RESOLVER("commandTargetResolver",
+                                "ring aggregates use the configuration's command target resolver, not their own"),
+        CACHE("cache", "a cache configured for a ring aggregate is not detected (ringbus uses its own)"),
+        LOCK_FACTORY("lockFactory", "a lock factory configured for a ring aggregate is not detected (ringbus uses "
+                + "none)"),
+        REPOSITORY("repository", "a repository configured for an aggregate is not detected: it is replaced by a ring "
+                + "repository");
+
+        private final String field;
+        private final String consequence;
+
+        AggregateSetting(String field, String consequence) {
+            this.field = field;
+            this.consequence = consequence;
+        }
+    }
+
+    private static final List<String> UNAVAILABLE;
+    private static final Method STORAGE_ENGINE;
+    private static final Field TRIGGER_SNAPSHOTTER;
+    private static final Field[] AGGREGATE_SETTINGS = new Field[AggregateSetting.values().length];
+    private static final Field COMPONENT_BUILDER;
+
+    static {
+        List<String> unavailable = new ArrayList<>();
+        STORAGE_ENGINE = (Method) access(unavailable, "AbstractEventStore.storageEngine()",
+                                         "batches of a plain event store on Axon's in-memory engine are appended in "
+                                                 + "one call; tracking processors may skip events",
+                                         () -> AbstractEventStore.class.getDeclaredMethod("storageEngine"));
+        TRIGGER_SNAPSHOTTER = (Field) access(unavailable, "AbstractSnapshotTrigger.snapshotter",
+                                             "snapshots run wherever the application's snapshotter runs them",
+                                             () -> AbstractSnapshotTrigger.class.getDeclaredField("snapshotter"));
+        for (AggregateSetting setting : AggregateSetting.values()) {
+            AGGREGATE_SETTINGS[setting.ordinal()] = (Field) access(
+                    unavailable, "AggregateConfigurer." + setting.field, setting.consequence,
+                    () -> AggregateConfigurer.class.getDeclaredField(setting.field));
+        }
+        COMPONENT_BUILDER = (Field) access(unavailable, "Component.builderFunction",
+                                           "a lock factory or repository configured per aggregate is not detected",
+                                           () -> Component.class.getDeclaredField("builderFunction"));
+        if (!classExists(INSTANCE_COMMAND_HANDLER)) {
+            unavailable.add(INSTANCE_COMMAND_HANDLER);
+            logger.warn("This Axon version has no class {}: instance commands go through Axon's handler, which loads "
+                                + "each aggregate again", INSTANCE_COMMAND_HANDLER);
+        }
+        UNAVAILABLE = List.copyOf(unavailable);
+    }
+
+    private AxonInternals() {
+    }
+
+    /**
+     * @return the accesses this Axon version does not offer (empty when all work); a test fails on any
+     */
+    static List<String> unavailable() {
+        return UNAVAILABLE;
+    }
+
+    /**
+     * @param handlerType the class of a subscribed command handler
+     * @return true for Axon's handler of an aggregate's instance commands
+     */
+    static boolean isInstanceCommandHandler(Class<?> handlerType) {
+        return handlerType.getName().equals(INSTANCE_COMMAND_HANDLER);
+    }
+
+    /**
+     * @param eventStore an event store
+     * @return the storage engine behind an Axon {@code AbstractEventStore}; null for another store, or when this Axon
+     * version does not let it be read
+     */
+    static EventStorageEngine storageEngineOf(EventStore eventStore) {
+        if (STORAGE_ENGINE == null || !(eventStore instanceof AbstractEventStore)) {
+            return null;
+        }
+        try {
+            return (EventStorageEngine) STORAGE_ENGINE.invoke(eventStore);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            logger.warn("Cannot read the storage engine of event store [{}]", eventStore.getClass().getName(), e);
+            return null;
+        }
+    }
+
+    /**
+     * @param trigger one of Axon's snapshot triggers
+     * @return the snapshotter it calls; null when none, or when this Axon version does not let it be read
+     */
+    static Snapshotter snapshotterOf(AbstractSnapshotTrigger trigger) {
+        if (TRIGGER_SNAPSHOTTER == null) {
+            return null;
+        }
+        try {
+            return (Snapshotter) TRIGGER_SNAPSHOTTER.get(trigger);
+        } catch (IllegalAccessException | RuntimeException e) {
+            logger.warn("Cannot read the snapshotter of snapshot trigger [{}]", trigger, e);
+            return null;
+        }
+    }
+
+    /** @return whether the snapshotter of Axon's snapshot triggers can be read */
+    static boolean triggerSnapshotterAvailable() {
+        return TRIGGER_SNAPSHOTTER != null;
+    }
+
+    /**
+     * @param aggregate an aggregate's configurer
+     * @param setting   one of its settings
+     * @return the setting's {@code Component} (call {@code get()} for its value), or null when it cannot be read
+     * @throws IllegalAccessException never, once {@link #available(AggregateSetting)} is true
+     */
+    static Component<?> component(AggregateConfigurer<?> aggregate, AggregateSetting setting)
+            throws IllegalAccessException {
+        Field field = AGGREGATE_SETTINGS[setting.ordinal()];
+        return field == null ? null : (Component<?>) field.get(aggregate);
+    }
+
+    /**
+     * @return whether this Axon version lets the setting be read
+     */
+    static boolean available(AggregateSetting setting) {
+        return AGGREGATE_SETTINGS[setting.ordinal()] != null;
+    }
+
+    /**
+     * @param component a configuration component
+     * @return the function it builds its value with; null when it cannot be read
+     */
+    static Function<?, ?> builderOf(Component<?> component) throws IllegalAccessException {
+        return component == null || COMPONENT_BUILDER == null ? null : (Function<?, ?>) COMPONENT_BUILDER.get(component);
+    }
+
+    /** @return whether components' builder functions can be read */
+    static boolean componentBuildersAvailable() {
+        return COMPONENT_BUILDER != null;
+    }
+
+    private interface Lookup {
+        AccessibleObject find() throws ReflectiveOperationException;
+    }
+
+    private static AccessibleObject access(List<String> unavailable, String name, String consequence, Lookup lookup) {
+        try {
+            AccessibleObject found = lookup.find();
+            found.setAccessible(true);
+            return found;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            unavailable.add(name);
+            logger.warn("Cannot use {} of this Axon version ({}): {}", name, e, consequence);
+            return null;
+        }
+    }
+
+    private static boolean classExists(String name) {
+        try {
+            Class.forName(name, false, AggregateAnnotationCommandHandler.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.github.ringbus;
+
+import io.github.ringbus.fixtures.Account;
+import io.github.ringbus.fixtures.AccountCommands;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.messaging.MessageHandler;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.eventsourcing.AbstractSnapshotTrigger;
+import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.SnapshotTrigger;
+import org.axonframework.eventsourcing.Snapshotter;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Proxy;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every access of {@link AxonInternals} works on this Axon version: each test fails on an Axon upgrade that takes one
+ * away, instead of ringbus silently falling back (loading aggregates twice, snapshots on the pipeline, per-aggregate
+ * settings ignored, tracking processors skipping events).
+ */
+class AxonInternalsTest {
+
+    @Test
+    void axonSubscribesInstanceCommandsWithTheHandlerClassThePreloadStageRecognises() {
+        Map<String, MessageHandler<?>> subscribed = new HashMap<>();
+        CommandBus recording = (CommandBus) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[]{CommandBus.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("subscribe")) {
+                        subscribed.put((String) args[0], (MessageHandler<?>) args[1]);
+                        return (org.axonframework.common.Registration) () -> true;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
+        AggregateAnnotationCommandHandler.<Account>builder()
+                                         .aggregateType(Account.class)
+                                         .repository(EventSourcingRepository.builder(Account.class)
+                                                                            .eventStore(store)
+                                                                            .build())
+                                         .build()
+                                         .subscribe(recording);
+
+        MessageHandler<?> deposit = subscribed.get(AccountCommands.Deposit.class.getName());
+        MessageHandler<?> open = subscribed.get(AccountCommands.Open.class.getName());
+
+        assertThat(deposit.getClass().getName()).isEqualTo(AxonInternals.INSTANCE_COMMAND_HANDLER);
+        assertThat(open.getClass().getName()).isNotEqualTo(AxonInternals.INSTANCE_COMMAND_HANDLER);
+        store.shutDown();
+    }
+
+    @Test
+    void everyAccessToAxonsInternalsIsAvailable() {
+        assertThat(AxonInternals.unavailable()).isEmpty();
+    }
+
+    @Test
+    void theStorageEngineOfAnAxonEventStoreCanBeRead() {
+        InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
+        EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(engine).build();
+
+        assertThat(AxonInternals.storageEngineOf(store)).isSameAs(engine);
+        store.shutDown();
+    }
+
+    @Test
+    void theSnapshotterOfAnAxonSnapshotTriggerCanBeRead() {
+        Snapshotter snapshotter = (type, id) -> {
+        };
+        SnapshotTrigger trigger = new EventCountSnapshotTriggerDefinition(snapshotter, 10)
+                .prepareTrigger(Account.class);
+
+        assertThat(trigger).isInstanceOf(AbstractSnapshotTrigger.class);
+        assertThat(AxonInternals.snapshotterOf((AbstractSnapshotTrigger) trigger)).isSameAs(snapshotter);
+    }
+
+    @Test
+    void theSettingsOfAnAggregateConfigurerCanBeRead() throws Exception {
+        AggregateConfigurer<Account> configurer = AggregateConfigurer.defaultConfiguration(Account.class);
+        for (AxonInternals.AggregateSetting setting : AxonInternals.AggregateSetting.values()) {
+            assertThat(AxonInternals.component(configurer, setting)).as("component %s", setting).isNotNull();
+        }
+        assertThat(AxonInternals.builderOf(AxonInternals.component(configurer,
+                                                                   AxonInternals.AggregateSetting.REPOSITORY)))
+                .isNotNull();
+    }
+}
