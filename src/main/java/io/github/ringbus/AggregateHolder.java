@@ -254,7 +254,7 @@ final class AggregateHolder<T> {
      *
      * @param generation the generation to give up
      */
-    void invalidate(int generation) {
+    void poison(int generation) {
         int current;
         while (generation > (current = (int) POISONED_GENERATION.getAcquire(this))) {
             if (POISONED_GENERATION.compareAndSet(this, current, generation)) {

@@ -255,7 +255,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             }
         } catch (Throwable restoreFailure) {
             failure.addSuppressed(restoreFailure);
-            holder.invalidate(slot.generation);
+            holder.poison(slot.generation);
         } finally {
             slot.events.clear();
             try {

@@ -11,7 +11,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * A {@link Snapshotter} that hands every request to a {@link SnapshotThread}, so that the snapshot (which reads the
+ * A {@link Snapshotter} that hands every request to an {@link OffPipelineSnapshots}, so that the snapshot (which reads the
  * aggregate's whole history from the store) is never taken on a pipeline thread. Axon's snapshot triggers ask for a
  * snapshot while an aggregate is loaded (preload stage) or while a command prepares its commit (handle stage).
  * <p>

@@ -33,7 +33,7 @@ final class RingAggregates {
     private final EventStore eventStore;
     private final int cacheSize;
     private final LongSupplier completedSequence;
-    private final SnapshotThread snapshots;
+    private final OffPipelineSnapshots snapshots;
     /** The bus's snapshot trigger, for aggregates without their own; its snapshots are taken on {@link #snapshots}. */
     private final SnapshotTriggerDefinition busSnapshotTrigger;
     /** The bus's command target resolver, for aggregates whose configuration gives none. */
@@ -42,7 +42,7 @@ final class RingAggregates {
     private final BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery;
 
     RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, LongSupplier completedSequence,
-                   SnapshotThread snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
+                   OffPipelineSnapshots snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
                    CommandTargetResolver busTargetResolver,
                    BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery) {
         this.routes = routes;

@@ -93,7 +93,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.handlerInterceptors = new CopyOnWriteArrayList<>(settings.handlerInterceptors());
         this.pipeline = new Pipeline(settings, routes, handlerInterceptors);
         // Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown.
-        SnapshotThread snapshots = new SnapshotThread(settings.threadNamePrefix() + "-snapshot");
+        OffPipelineSnapshots snapshots = new OffPipelineSnapshots(settings.threadNamePrefix() + "-snapshot");
         this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), snapshots::close);
         this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
         this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),

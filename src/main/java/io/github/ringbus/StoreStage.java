@@ -45,7 +45,7 @@ import java.util.Set;
  *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
  *     of the batch not yet committed fails with that failure.</li>
  * </ul>
- * Each failed command's aggregate has its current <em>generation</em> invalidated (see {@link AggregateHolder}):
+ * Each failed command's aggregate has its current <em>generation</em> poisoned (see {@link AggregateHolder}):
  * later commands that built on the lost events fail here too, including those of the same batch that are still to be
  * tried (they are checked before every attempt), and the next command of the aggregate starts again from what is
  * really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
@@ -184,7 +184,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    /** The commands of a group whose aggregate has not been invalidated; the others fail here. */
+    /** The commands of a group whose aggregate generation is not poisoned; the others fail here. */
     private List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
@@ -285,7 +285,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
             CommandSlot slot = slots.get(i);
             slot.storeFailure = failure;
             if (slot.holder != null) {
-                slot.holder.invalidate(slot.generation);
+                slot.holder.poison(slot.generation);
             }
         }
     }

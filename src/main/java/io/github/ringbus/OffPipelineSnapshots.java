@@ -16,8 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The one thread of a ring bus on which snapshots are taken, and the decoration that sends the snapshot requests of
- * Axon's snapshot triggers there.
+ * Takes a ring bus's snapshots off the pipeline: one thread of its own on which every snapshot is taken, and the
+ * decoration that sends the snapshot requests of Axon's snapshot triggers there.
  * <p>
  * Axon's triggers ({@code EventCountSnapshotTriggerDefinition}, {@code AggregateLoadTimeSnapshotTriggerDefinition},
  * any {@link AbstractSnapshotTrigger}) call the snapshotter they were built with on the thread where the aggregate is
@@ -30,9 +30,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Requests run one after another, in order. The thread is started by the first request. {@link #close()} takes the
  * snapshots already requested (waiting at most 10 s) and drops later requests.
  */
-final class SnapshotThread implements AutoCloseable {
+final class OffPipelineSnapshots implements AutoCloseable {
 
-    private static final Logger logger = LoggerFactory.getLogger(SnapshotThread.class);
+    private static final Logger logger = LoggerFactory.getLogger(OffPipelineSnapshots.class);
 
     private final ExecutorService thread;
     /** One off-pipeline snapshotter per snapshotter of the application (a few at most). */
@@ -41,7 +41,7 @@ final class SnapshotThread implements AutoCloseable {
     /**
      * @param threadName the name of the snapshot thread
      */
-    SnapshotThread(String threadName) {
+    OffPipelineSnapshots(String threadName) {
         this.thread = Executors.newSingleThreadExecutor(runnable -> {
             Thread snapshots = new Thread(runnable, threadName);
             snapshots.setDaemon(true);
@@ -104,7 +104,7 @@ final class SnapshotThread implements AutoCloseable {
             if (trigger instanceof AbstractSnapshotTrigger axonTrigger && AxonInternals.triggerSnapshotterAvailable()) {
                 Snapshotter snapshotter = AxonInternals.snapshotterOf(axonTrigger);
                 if (snapshotter != null) {
-                    axonTrigger.setSnapshotter(SnapshotThread.this.offPipeline(snapshotter));
+                    axonTrigger.setSnapshotter(OffPipelineSnapshots.this.offPipeline(snapshotter));
                 }
                 return trigger;
             }
