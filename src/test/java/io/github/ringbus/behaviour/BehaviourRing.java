@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.Account;

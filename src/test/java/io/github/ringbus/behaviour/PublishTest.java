@@ -1,9 +1,10 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.Topology;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
 import io.github.ringbus.behaviour.BehaviourRing.Tally;
-import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;

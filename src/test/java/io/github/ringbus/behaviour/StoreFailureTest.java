@@ -1,8 +1,9 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.Topology;
 import io.github.ringbus.behaviour.BehaviourRing.Outcome;
-import io.github.ringbus.behaviour.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;

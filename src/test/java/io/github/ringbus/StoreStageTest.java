@@ -1,0 +1,121 @@
+package io.github.ringbus;
+
+import io.github.ringbus.fixtures.FaultyStorageEngine;
+import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.modelling.command.ConcurrencyException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The store stage on its own, without a ring: given the slots of one batch, which commands it stores, in how many
+ * append calls, and which it fails. Every append call of the engine either stores all its events or none.
+ */
+class StoreStageTest {
+
+    private final FaultyStorageEngine engine = new FaultyStorageEngine();
+    private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
+    private final StoreStage stage = new StoreStage(eventStore, NoTransactionManager.INSTANCE, 1024,
+                                                    PipelineMonitor.NONE, true);
+    private long sequence;
+
+    @AfterEach
+    void shutdown() {
+        eventStore.shutDown();
+    }
+
+    /** A handled command whose one event is {@code payload}, as the handle stage leaves its slot. */
+    private CommandSlot handled(String payload) {
+        CommandSlot slot = new CommandSlot(eventStore);
+        slot.command = GenericCommandMessage.asCommandMessage(payload);
+        slot.events.add(new GenericDomainEventMessage<>("Account", payload, 0, payload));
+        return slot;
+    }
+
+    /** Hands the slots to the stage as one Disruptor batch. */
+    private void storeAsOneBatch(List<CommandSlot> slots) {
+        for (int i = 0; i < slots.size(); i++) {
+            stage.onEvent(slots.get(i), sequence++, i == slots.size() - 1);
+        }
+    }
+
+    private List<CommandSlot> batch(String... payloads) {
+        List<CommandSlot> slots = new ArrayList<>();
+        for (String payload : payloads) {
+            slots.add(handled(payload));
+        }
+        return slots;
+    }
+
+    @Test
+    void aBatchThatTheStoreTakesIsAppendedInOneCall() {
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        storeAsOneBatch(slots);
+
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b", "c", "d"));
+        assertThat(slots).allMatch(slot -> slot.storeFailure == null);
+    }
+
+    @Test
+    void aConflictFailsOnlyItsOwnCommandAndTheRestIsStoredByHalving() {
+        engine.conflictOn("c");
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        storeAsOneBatch(slots);
+
+        assertThat(slots.get(2).storeFailure).isInstanceOf(ConcurrencyException.class);
+        assertThat(List.of(slots.get(0), slots.get(1), slots.get(3))).allMatch(slot -> slot.storeFailure == null);
+        // [a b c d] refused; [a b] stored; [c d] refused; [c] refused; [d] stored.
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("d"));
+    }
+
+    @Test
+    void anyRefusedValueFailsOnlyTheCommandsWhoseEventsCarryIt() {
+        engine.refuse("b");
+        engine.refuse("g");
+        List<CommandSlot> slots = batch("a", "b", "c", "d", "e", "f", "g", "h");
+
+        storeAsOneBatch(slots);
+
+        List<String> failed = new ArrayList<>();
+        for (CommandSlot slot : slots) {
+            if (slot.storeFailure != null) {
+                failed.add((String) slot.command.getPayload());
+            }
+        }
+        assertThat(failed).containsExactly("b", "g");
+        assertThat(engine.storedAppends().stream().flatMap(List::stream)).containsExactly("a", "c", "d", "e", "f",
+                                                                                           "h");
+    }
+
+    @Test
+    void aStoreThatCannotBeReachedFailsTheWholeBatchWithoutRetrying() {
+        engine.failNextAppendUnreachable();
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        storeAsOneBatch(slots);
+
+        assertThat(slots).allMatch(slot -> slot.storeFailure != null);
+        assertThat(engine.storedAppends()).isEmpty();
+    }
+
+    @Test
+    void aFailedBatchLeavesTheNextBatchUntouched() {
+        engine.failNextAppend();
+        engine.conflictOn("b");
+        storeAsOneBatch(batch("a", "b"));
+
+        List<CommandSlot> next = batch("c", "d");
+        storeAsOneBatch(next);
+
+        assertThat(next).allMatch(slot -> slot.storeFailure == null);
+        assertThat(engine.storedAppends()).containsExactly(List.of("a"), List.of("c", "d"));
+    }
+}
