@@ -58,8 +58,7 @@ final class Pipeline implements RingLifecycle.Stages {
      */
     Pipeline(RingSettings settings, CommandRoutes routes,
              List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors) {
-        RingEventStore splitStore = settings.eventStore() instanceof RingEventStore
-                ? (RingEventStore) settings.eventStore() : null;
+        RingEventStore splitStore = settings.splitStore();
         boolean inTransaction = settings.publishMode() == PublishMode.IN_TRANSACTION;
         this.publishSeparately = splitStore != null && !inTransaction;
         if (splitStore == null) {
@@ -80,7 +79,7 @@ final class Pipeline implements RingLifecycle.Stages {
                                               settings.rollbackConfiguration(), splitStore,
                                               settings.spanFactory(), timed, settings.transactionManager());
         }
-        StoreStage store = new StoreStage(settings.eventStore(), settings.transactionManager(),
+        StoreStage store = new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                                           settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction);
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
 

@@ -55,6 +55,14 @@ record RingSettings(EventStore eventStore,
     }
 
     /**
+     * @return the event store when it is a {@link RingEventStore} (store and publish are then separate steps), else
+     * null: the one place this is decided
+     */
+    RingEventStore splitStore() {
+        return eventStore instanceof RingEventStore ringEventStore ? ringEventStore : null;
+    }
+
+    /**
      * @return a new instance of the chosen wait strategy (the Disruptor's strategies keep state per ring)
      */
     WaitStrategy newWaitStrategy() {

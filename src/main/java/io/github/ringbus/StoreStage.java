@@ -81,10 +81,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
     /** True when the last attempt could not even begin a transaction. */
     private boolean beginFailed;
 
-    StoreStage(EventStore eventStore, TransactionManager transactionManager, int maxBatchEvents,
-               StoreBatchListener batchListener, boolean publishInTransaction) {
+    StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
+               int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction) {
         this.eventStore = eventStore;
-        this.splitStore = eventStore instanceof RingEventStore ? (RingEventStore) eventStore : null;
+        this.splitStore = splitStore;
         this.transactionManager = transactionManager;
         this.maxBatchEvents = maxBatchEvents;
         this.batchListener = batchListener;

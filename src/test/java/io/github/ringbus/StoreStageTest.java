@@ -21,7 +21,7 @@ class StoreStageTest {
 
     private final FaultyStorageEngine engine = new FaultyStorageEngine();
     private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
-    private final StoreStage stage = new StoreStage(eventStore, NoTransactionManager.INSTANCE, 1024,
+    private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
                                                     PipelineMonitor.NONE, true);
     private long sequence;
 
