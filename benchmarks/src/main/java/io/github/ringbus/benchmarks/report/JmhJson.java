@@ -47,6 +47,11 @@ final class JmhJson {
         if (params.has("bus")) {
             return Map.entry("bus", params.get("bus"));
         }
+        if (params.isMissingNode() || params.isEmpty()) {
+            // A benchmark without parameters (the limit): labelled by its method.
+            String method = benchmark.substring(benchmark.lastIndexOf('.') + 1);
+            return Map.entry("benchmark", new com.fasterxml.jackson.databind.node.TextNode(method));
+        }
         if (params.size() != 1) {
             throw new IllegalArgumentException(benchmark + " has " + params.size()
                                                + " parameters and none is 'bus'; the report cannot label its scores");
