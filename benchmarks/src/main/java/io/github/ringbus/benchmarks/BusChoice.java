@@ -59,7 +59,7 @@ public enum BusChoice {
     RINGBUS("ringbus", false, configuration -> RingBusFactory.withDefaults(
             configuration.eventStore(), transactions(configuration))),
 
-    /** ringbus with the best settings found by tuning. */
+    /** ringbus with two handler threads (FULL topology); see {@link RingBusFactory#tuned}. */
     RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(
             configuration.eventStore(), transactions(configuration))),
 

@@ -47,9 +47,10 @@ public final class RingBusFactory {
     }
 
     /**
-     * ringbus with the best settings found by tuning on 2 cores (docs/benchmarks.md): two handler threads
-     * instead of the default one. The handle stage is the bottleneck (Axon's aggregate invocation), and a
-     * second handler thread lets it use both cores while the other stages idle between batches.
+     * ringbus with two handler threads (so the {@code FULL} topology): the best settings found by tuning on 2 cores
+     * before the {@code COMPACT} topology existed (docs/benchmarks.md); since then the defaults (one handler thread,
+     * {@code COMPACT}) are faster on 2 cores. Kept to show the setting that spreads handling over cores on larger
+     * machines.
      */
     public static RingCommandBus tuned(EventStore eventStore, TransactionManager transactions) {
         return RingCommandBus.builder()
