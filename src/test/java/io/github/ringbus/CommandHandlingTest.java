@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** How commands for event-sourced aggregates are handled, stored and answered. */
 class CommandHandlingTest {
 
-    private final RingbusFixture ring = new RingbusFixture();
+    private final RingbusFixture ring = RingbusFixture.started();
 
     @AfterEach
     void shutDown() {
@@ -35,7 +35,7 @@ class CommandHandlingTest {
 
     @Test
     void creationCommandStoresTheAggregatesFirstEvent() {
-        CommandResultMessage<Object> result = ring.sendAndWait(new Open("a"));
+        CommandResultMessage<?> result = ring.sendAndWait(new Open("a"));
 
         assertThat(result.isExceptional()).isFalse();
         assertThat(result.getPayload()).isEqualTo("a");
@@ -47,7 +47,7 @@ class CommandHandlingTest {
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 5));
 
-        CommandResultMessage<Object> result = ring.sendAndWait(new Deposit("a", 7));
+        CommandResultMessage<?> result = ring.sendAndWait(new Deposit("a", 7));
 
         assertThat(result.getPayload()).isEqualTo(12L);
     }
@@ -57,7 +57,7 @@ class CommandHandlingTest {
         ring.sendAndWait(new Open("a"));
         List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
         for (long amount = 1; amount <= 500; amount++) {
-            results.add(ring.send(new Deposit("a", amount)));
+            results.add(ring.sendForResult(new Deposit("a", amount)));
         }
         results.forEach(CompletableFuture::join);
 
@@ -77,7 +77,7 @@ class CommandHandlingTest {
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));
 
-        CommandResultMessage<Object> failed = ring.sendAndWait(new DepositThenFail("a", 1000));
+        CommandResultMessage<?> failed = ring.sendAndWait(new DepositThenFail("a", 1000));
 
         assertThat(failed.isExceptional()).isTrue();
         assertThat(failed.exceptionResult()).isInstanceOf(IllegalStateException.class)
@@ -93,10 +93,10 @@ class CommandHandlingTest {
         // the store; the restored state must include them.
         List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
         for (int round = 0; round < 200; round++) {
-            results.add(ring.send(new Deposit("a", 1)));
-            results.add(ring.send(new DepositThenFail("a", 1000)));
+            results.add(ring.sendForResult(new Deposit("a", 1)));
+            results.add(ring.sendForResult(new DepositThenFail("a", 1000)));
         }
-        CommandResultMessage<Object> last = ring.sendAndWait(new Deposit("a", 1));
+        CommandResultMessage<?> last = ring.sendAndWait(new Deposit("a", 1));
 
         for (int i = 0; i < results.size(); i++) {
             boolean failingCommand = i % 2 == 1;
@@ -114,7 +114,7 @@ class CommandHandlingTest {
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 3));
 
-        CommandResultMessage<Object> failed = ring.sendAndWait(new Reject("a"));
+        CommandResultMessage<?> failed = ring.sendAndWait(new Reject("a"));
 
         assertThat(failed.exceptionResult()).isInstanceOf(IllegalArgumentException.class);
         assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(4L);
@@ -125,7 +125,7 @@ class CommandHandlingTest {
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 3));
 
-        CommandResultMessage<Object> failed = ring.sendAndWait(new Withdraw("a", 4));
+        CommandResultMessage<?> failed = ring.sendAndWait(new Withdraw("a", 4));
 
         assertThat(failed.exceptionResult()).isInstanceOf(Account.InsufficientFundsException.class);
         assertThat(ring.sendAndWait(new Withdraw("a", 3)).isExceptional()).isFalse();
@@ -148,7 +148,7 @@ class CommandHandlingTest {
 
     @Test
     void aggregateEvictedFromTheCacheIsReloadedFromTheStore() {
-        RingbusFixture small = new RingbusFixture(b -> b.cacheSize(2));
+        RingbusFixture small = RingbusFixture.started(b -> b.cacheSize(2));
         try {
             for (int i = 0; i < 10; i++) {
                 small.sendAndWait(new Open("acc-" + i));

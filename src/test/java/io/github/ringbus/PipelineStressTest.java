@@ -47,10 +47,10 @@ class PipelineStressTest {
 
     @Test
     void millionCommandsKeepEveryInvariant() throws Exception {
-        RingbusFixture ring = new RingbusFixture(b -> b.handlerThreads(2).ringSize(1024));
+        RingbusFixture ring = RingbusFixture.started(b -> b.handlerThreads(2).ringSize(1024));
         try {
             for (int a = 0; a < AGGREGATES; a++) {
-                ring.send(new Open(account(a)));
+                ring.sendForResult(new Open(account(a)));
             }
             ring.sendAndWait(new Deposit(account(0), 0)); // the opens are handled before this one returns
 
@@ -157,7 +157,7 @@ class PipelineStressTest {
 
     private static Map<String, List<DomainEventMessage<?>>> allStoredEventsByAggregate(RingbusFixture ring) {
         Map<String, List<DomainEventMessage<?>>> byAggregate = new HashMap<>();
-        try (var stream = ring.storageEngine.readEvents(null, false)) {
+        try (var stream = ring.engine.readEvents(null, false)) {
             stream.map(TrackedEventMessage.class::cast)
                   .map(e -> (DomainEventMessage<?>) e)
                   .forEach(e -> byAggregate.computeIfAbsent(e.getAggregateIdentifier(), k -> new ArrayList<>())

@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.messaging.InterceptorChain;
@@ -23,7 +24,7 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  */
 class AggregateInvocationTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void close() {
@@ -33,7 +34,7 @@ class AggregateInvocationTest {
     }
 
     private void startWith(Class<?> aggregateType) {
-        ring = BehaviourRing.notStarted();
+        ring = RingbusFixture.notStarted();
         ring.bus.registerAggregate(aggregateType);
         ring.bus.start();
     }

@@ -1,7 +1,8 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
-import io.github.ringbus.behaviour.BehaviourRing.Tally;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture.Tally;
 import io.github.ringbus.FullRingPolicy;
 import io.github.ringbus.RingFullException;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -25,9 +26,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import static io.github.ringbus.behaviour.BehaviourRing.BLOCK;
-import static io.github.ringbus.behaviour.BehaviourRing.blockCommand;
-import static io.github.ringbus.behaviour.BehaviourRing.blockingHandler;
+import static io.github.ringbus.fixtures.RingbusFixture.BLOCK;
+import static io.github.ringbus.fixtures.RingbusFixture.blockCommand;
+import static io.github.ringbus.fixtures.RingbusFixture.blockingHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
@@ -39,7 +40,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class BadInputTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
     /** Lets the blocking handler go; also released after each test, so that a failed test leaves nothing stuck. */
     private final CountDownLatch release = new CountDownLatch(1);
 
@@ -56,7 +57,7 @@ class BadInputTest {
 
     @Test
     void commandWithoutSubscribedHandlerFailsWithNoHandlerForCommandExceptionNamingTheCommand() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Throwable failure = ring.send(new NobodyHandlesThis("x")).awaitFailure();
 
@@ -67,7 +68,7 @@ class BadInputTest {
 
     @Test
     void nonCreationCommandWithNullTargetIdentifierFailsNamingTheCommandClassAndTheMissingIdentifier() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Throwable failure = ring.send(new Deposit(null, 5)).awaitFailure();
 
@@ -80,7 +81,7 @@ class BadInputTest {
 
     @Test
     void nonCreationCommandWhoseClassHasNoTargetAggregateIdentifierFailsNamingTheCommandClass() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Tally.Start("t"));
 
         Throwable failure = ring.send(new Tally.Unaddressed("t")).awaitFailure();
@@ -93,7 +94,7 @@ class BadInputTest {
 
     @Test
     void creationCommandWithNullIdentifierFailsBecauseTheAggregateWouldHaveNoIdentifierAndStoresNothing() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Throwable failure = ring.send(new Open(null)).awaitFailure();
 
@@ -106,7 +107,7 @@ class BadInputTest {
 
     @Test
     void commandForUnknownAggregateFailsWithAggregateNotFoundExceptionCarryingTheIdentifier() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Throwable failure = ring.send(new Deposit("ghost", 1)).awaitFailure();
 
@@ -119,7 +120,7 @@ class BadInputTest {
 
     @Test
     void creatingAnAggregateThatExistsFailsNamingTheIdentifierAndLeavesTheOriginalUnchanged() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 7));
 
@@ -136,7 +137,7 @@ class BadInputTest {
 
     @Test
     void secondCreationDispatchedBeforeTheFirstIsStoredFailsToo() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Outcome first = ring.send(new Open("b"));
         Outcome second = ring.send(new Open("b"));
@@ -150,7 +151,7 @@ class BadInputTest {
 
     @Test
     void nullCommandIsRejectedByDispatchWithANullPointerExceptionThatSaysSo() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         Outcome callback = new Outcome();
 
         assertThatThrownBy(() -> ring.bus.dispatch(null, callback))
@@ -165,7 +166,7 @@ class BadInputTest {
 
     @Test
     void nullCallbackIsRejectedByDispatchWithANullPointerExceptionThatSaysSo() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         assertThatThrownBy(() -> ring.bus.dispatch(asCommandMessage(new Open("a")), null))
                 .isInstanceOf(NullPointerException.class)
@@ -180,7 +181,7 @@ class BadInputTest {
      */
     @Test
     void dispatchInterceptorFailureIsThrownToTheDispatcherAndTakesNoSlot() {
-        ring = BehaviourRing.started(b -> b.ringSize(4));
+        ring = RingbusFixture.started(b -> b.ringSize(4));
         MessageDispatchInterceptor<CommandMessage<?>> refuseOpens = messages -> (index, command) -> {
             if (command.getPayload() instanceof Open open && "refused".equals(open.accountId())) {
                 throw new IllegalArgumentException("interceptor refuses " + command.getCommandName());
@@ -202,7 +203,7 @@ class BadInputTest {
 
     @Test
     void dispatchBeforeStartFailsThroughTheCallbackWithIllegalStateExceptionNamingTheCommand() {
-        ring = BehaviourRing.notStarted();
+        ring = RingbusFixture.notStarted();
 
         Outcome outcome = ring.send(new Open("a"));
 
@@ -219,7 +220,7 @@ class BadInputTest {
 
     @Test
     void dispatchAfterShutdownFailsThroughTheCallbackWithShutdownInProgressExceptionNamingTheCommand() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("a"));
         ring.bus.shutdown();
 
@@ -237,7 +238,7 @@ class BadInputTest {
 
     @Test
     void fullRingWithFailFastRefusesTheNextCommandNamingTheRingSizeAndLosesNothingElse() {
-        ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1).fullRingPolicy(FullRingPolicy.FAIL_FAST));
+        ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1).fullRingPolicy(FullRingPolicy.FAIL_FAST));
         ring.bus.subscribe(BLOCK, blockingHandler(release));
         List<Outcome> blocked = fillTheRing(4);
         assertThat(ring.bus.remainingCapacity()).isZero();
@@ -257,7 +258,7 @@ class BadInputTest {
 
     @Test
     void fullRingWithBlockWithTimeoutRefusesTheCommandOnceTheTimeoutHasPassed() {
-        ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1)
+        ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1)
                                            .fullRingPolicy(FullRingPolicy.BLOCK_WITH_TIMEOUT)
                                            .fullRingTimeout(Duration.ofMillis(150)));
         ring.bus.subscribe(BLOCK, blockingHandler(release));
@@ -281,7 +282,7 @@ class BadInputTest {
 
     @Test
     void fullRingWithBlockWithTimeoutAcceptsTheCommandWhenASlotFreesInTime() throws Exception {
-        ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1)
+        ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1)
                                            .fullRingPolicy(FullRingPolicy.BLOCK_WITH_TIMEOUT)
                                            .fullRingTimeout(Duration.ofSeconds(10)));
         ring.bus.subscribe(BLOCK, blockingHandler(release));

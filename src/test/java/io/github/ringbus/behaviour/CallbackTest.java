@@ -1,7 +1,8 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.StageThreads;
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.FullRingPolicy;
 import io.github.ringbus.RingFullException;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -17,9 +18,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import static io.github.ringbus.behaviour.BehaviourRing.BLOCK;
-import static io.github.ringbus.behaviour.BehaviourRing.blockCommand;
-import static io.github.ringbus.behaviour.BehaviourRing.blockingHandler;
+import static io.github.ringbus.fixtures.RingbusFixture.BLOCK;
+import static io.github.ringbus.fixtures.RingbusFixture.blockCommand;
+import static io.github.ringbus.fixtures.RingbusFixture.blockingHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
@@ -30,7 +31,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class CallbackTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
     /** Lets the blocking handler go; also released after each test, so that a failed test leaves nothing stuck. */
     private final CountDownLatch release = new CountDownLatch(1);
 
@@ -44,7 +45,7 @@ class CallbackTest {
 
     @Test
     void callbackRunsOnTheCompleteStagesThread() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
 
         Outcome outcome = ring.send(new Open("a"));
         outcome.awaitSuccess();
@@ -54,7 +55,7 @@ class CallbackTest {
 
     @Test
     void callbackMayDispatchAnotherCommandWhenTheRingHasRoom() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         Outcome nested = new Outcome();
 
         ring.bus.dispatch(asCommandMessage(new Open("a")), (command, result) ->
@@ -72,7 +73,7 @@ class CallbackTest {
      */
     @Test
     void reentrantDispatchIntoAFullRingFailsFastInsteadOfDeadlocking() {
-        ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1).fullRingPolicy(FullRingPolicy.BLOCK));
+        ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1).fullRingPolicy(FullRingPolicy.BLOCK));
         ring.bus.subscribe(BLOCK, blockingHandler(release));
         Outcome nested = new Outcome();
         Outcome first = new Outcome();
@@ -105,7 +106,7 @@ class CallbackTest {
 
     @Test
     void callbackThatThrowsDoesNotStopLaterCommandsFromCompleting() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         AtomicInteger calls = new AtomicInteger();
         AtomicReference<Boolean> succeeded = new AtomicReference<>();
 

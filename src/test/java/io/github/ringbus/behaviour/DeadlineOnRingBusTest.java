@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.RingCommandBus;
 import org.axonframework.modelling.command.Repository;
 import io.github.ringbus.RingEventStore;
@@ -146,9 +147,9 @@ class DeadlineOnRingBusTest {
         bus.start();
         sendAndWait(new Hang("b2"));
         CountDownLatch release = new CountDownLatch(1);
-        bus.subscribe(BehaviourRing.BLOCK, BehaviourRing.blockingHandler(release));
+        bus.subscribe(RingbusFixture.BLOCK, RingbusFixture.blockingHandler(release));
         FutureCallback<Object, Object> blocked = new FutureCallback<>();
-        bus.dispatch(BehaviourRing.blockCommand("x"), blocked); // holds the only handler thread
+        bus.dispatch(RingbusFixture.blockCommand("x"), blocked); // holds the only handler thread
 
         CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
             try {

@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.PublishMode;
 import org.axonframework.commandhandling.CommandHandler;
@@ -36,7 +37,7 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  */
 class HandlerPublishedEventsTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -50,7 +51,7 @@ class HandlerPublishedEventsTest {
     void publishedAndAppliedEventsAreStoredInTheOrderTheHandlerProducedThemAsOnSimpleCommandBus() {
         List<Object> onSimpleCommandBus = runOnSimpleCommandBus();
 
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.bus.registerAggregate(Journal.class);
         Journal.eventBus = ring.eventStore;
         ring.sendAndWait(new Begin("j"));
@@ -63,13 +64,13 @@ class HandlerPublishedEventsTest {
 
     @Test
     void eventsAPlainHandlerPublishesAreStoredByTheStoreStage() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.bus.subscribe("note", command -> {
             ring.eventStore.publish(asEventMessage(new Noted("plain", "one")), asEventMessage(new Noted("plain", "two")));
             return "noted";
         });
 
-        Object result = ring.send(BehaviourRing.namedCommand("note", "x")).awaitSuccess();
+        Object result = ring.send(RingbusFixture.namedCommand("note", "x")).awaitSuccess();
 
         assertThat(result).isEqualTo("noted");
         assertThat(ring.allStoredPayloads()).containsExactly(new Noted("plain", "one"), new Noted("plain", "two"));
@@ -79,7 +80,7 @@ class HandlerPublishedEventsTest {
 
     @Test
     void eventsAPlainHandlerPublishesBeforeItFailsAreNeitherStoredNorPublished() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         List<Object> published = new CopyOnWriteArrayList<>();
         ring.ringEventStore().subscribe(events -> events.forEach(e -> published.add(e.getPayload())));
         ring.bus.subscribe("note", command -> {
@@ -87,7 +88,7 @@ class HandlerPublishedEventsTest {
             throw new IllegalStateException("handler fails after publishing");
         });
 
-        Throwable failure = ring.send(BehaviourRing.namedCommand("note", "x")).awaitFailure();
+        Throwable failure = ring.send(RingbusFixture.namedCommand("note", "x")).awaitFailure();
 
         assertThat(failure).hasMessageContaining("handler fails after publishing");
         ring.assertStillHandlesValidCommands();
@@ -104,7 +105,7 @@ class HandlerPublishedEventsTest {
     @Test
     void eventsPublishedByACommandWhoseAggregateEventsTheStoreRefusesAreNotStoredTrackedOrPublished()
             throws Exception {
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.AFTER_STORE));
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.AFTER_STORE));
         ring.bus.registerAggregate(Journal.class);
         Journal.eventBus = ring.eventStore;
         List<Object> published = new CopyOnWriteArrayList<>();
@@ -127,7 +128,7 @@ class HandlerPublishedEventsTest {
     @Test
     void eventsPublishedByACommandWhoseAggregateEventsTheStoreRefusesAreNotStoredOrTrackedByDefault()
             throws Exception {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.bus.registerAggregate(Journal.class);
         Journal.eventBus = ring.eventStore;
         ring.sendAndWait(new Begin("j"));

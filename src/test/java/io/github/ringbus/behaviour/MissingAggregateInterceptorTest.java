@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
@@ -21,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MissingAggregateInterceptorTest {
 
-    private final BehaviourRing ring = BehaviourRing.started(b -> b.handlerThreads(2));
+    private final RingbusFixture ring = RingbusFixture.started(b -> b.handlerThreads(2));
     private final SimpleBusTwin simple = new SimpleBusTwin();
 
     @AfterEach

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.FullRingPolicy;
 import io.github.ringbus.RingFullException;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -15,9 +16,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
-import static io.github.ringbus.behaviour.BehaviourRing.BLOCK;
-import static io.github.ringbus.behaviour.BehaviourRing.blockCommand;
-import static io.github.ringbus.behaviour.BehaviourRing.blockingHandler;
+import static io.github.ringbus.fixtures.RingbusFixture.BLOCK;
+import static io.github.ringbus.fixtures.RingbusFixture.blockCommand;
+import static io.github.ringbus.fixtures.RingbusFixture.blockingHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
@@ -31,7 +32,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 class MonitorTest {
 
     private final RecordingMonitor monitor = new RecordingMonitor();
-    private BehaviourRing ring;
+    private RingbusFixture ring;
     private final CountDownLatch release = new CountDownLatch(1);
 
     @AfterEach
@@ -43,7 +44,7 @@ class MonitorTest {
     }
 
     private void startSmallRing() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1).messageMonitor(monitor));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1).messageMonitor(monitor));
     }
 
     @Test
@@ -146,7 +147,7 @@ class MonitorTest {
 
     @Test
     void commandDispatchedBeforeStartIsIngestedAndReportedAsAFailure() {
-        ring = BehaviourRing.notStarted(b -> b.messageMonitor(monitor));
+        ring = RingbusFixture.notStarted(b -> b.messageMonitor(monitor));
 
         ring.send(new Open("a")).awaitFailure();
 
@@ -166,7 +167,7 @@ class MonitorTest {
 
     @Test
     void commandRefusedByAFullRingIsIngestedAndReportedAsAFailure() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1).messageMonitor(monitor)
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1).messageMonitor(monitor)
                                            .fullRingPolicy(FullRingPolicy.FAIL_FAST));
         ring.bus.subscribe(BLOCK, blockingHandler(release));
         Outcome first = ring.send(blockCommand("first"));

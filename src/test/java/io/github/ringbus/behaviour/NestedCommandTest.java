@@ -1,5 +1,6 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.StageThreads;
 import io.github.ringbus.behaviour.Relay.Add;
 import io.github.ringbus.behaviour.Relay.AddAroundNested;
@@ -53,7 +54,7 @@ class NestedCommandTest {
     private static final Duration NO_HANG = Duration.ofSeconds(10);
     private static final String ECHO = "echo";
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -63,8 +64,8 @@ class NestedCommandTest {
         }
     }
 
-    private CommandGateway startRing(Function<BehaviourRing, BehaviourRing> setup) {
-        ring = setup.apply(BehaviourRing.started());
+    private CommandGateway startRing(Function<RingbusFixture, RingbusFixture> setup) {
+        ring = setup.apply(RingbusFixture.started());
         return relayOn(ring.bus);
     }
 
@@ -274,26 +275,26 @@ class NestedCommandTest {
     @Test
     void aSubscribingEventHandlerWaitingForCommandsNeverHangsOnARingEventStore() {
         // By default (PublishMode.IN_TRANSACTION) subscribers run on the store stage, inside its transaction.
-        assertSubscribingHandlerWaits(BehaviourRing.started(), "ringbus-store(-complete)?");
+        assertSubscribingHandlerWaits(RingbusFixture.started(), "ringbus-store(-complete)?");
     }
 
     @Test
     void aSubscribingEventHandlerWaitingForCommandsNeverHangsOnThePublishStage() {
         assertSubscribingHandlerWaits(
-                BehaviourRing.started(b -> b.publishMode(io.github.ringbus.PublishMode.PARALLEL)),
+                RingbusFixture.started(b -> b.publishMode(io.github.ringbus.PublishMode.PARALLEL)),
                 "ringbus-(publish|store-complete)");
     }
 
     @Test
     void aSubscribingEventHandlerWaitingForCommandsNeverHangsOnAPlainEmbeddedEventStore() {
-        assertSubscribingHandlerWaits(BehaviourRing.startedOnEmbeddedEventStore(), "ringbus-store(-complete)?");
+        assertSubscribingHandlerWaits(RingbusFixture.startedOnEmbeddedEventStore(), "ringbus-store(-complete)?");
     }
 
     /**
      * On the first Created event, the handler waits for a plain command (runs in place) and for an aggregate's
      * command (refused at once).
      */
-    private void assertSubscribingHandlerWaits(BehaviourRing started, String threadPattern) {
+    private void assertSubscribingHandlerWaits(RingbusFixture started, String threadPattern) {
         ring = started;
         CommandGateway gateway = relayOn(ring.bus);
         CompletableFuture<Object> plain = new CompletableFuture<>();

@@ -1,9 +1,10 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.Topology;
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
-import io.github.ringbus.behaviour.BehaviourRing.Tally;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture.Tally;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -34,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PublishTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
     private final List<List<Object>> received = new CopyOnWriteArrayList<>();
 
     @AfterEach
@@ -55,7 +56,7 @@ class PublishTest {
 
     @Test
     void subscribersReceiveEachCommandsEventsTogetherAndInOrder() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         subscribe();
 
         ring.sendAndWait(new Tally.Start("t"));
@@ -70,7 +71,7 @@ class PublishTest {
 
     @Test
     void subscribersReceiveOneAggregatesEventsInDispatchOrderWhenCommandsAreSentBackToBack() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         subscribe();
         ring.sendAndWait(new Open("a"));
 
@@ -89,7 +90,7 @@ class PublishTest {
 
     @Test
     void eventsOfAFailedHandlerAreNeverPublished() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         subscribe();
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));
@@ -105,7 +106,7 @@ class PublishTest {
     void eventsOfACommandWithACheckedFailureThatDoesNotRollBackArePublished() {
         // Axon's default rollback configuration (unchecked exceptions) keeps the events of a handler that fails
         // with a checked exception: they are stored and published, and the caller still receives the exception.
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         subscribe();
         ring.sendAndWait(new Tally.Start("t"));
 
@@ -118,7 +119,7 @@ class PublishTest {
 
     @Test
     void withAfterStoreACommandWhoseAppendFailsIsNotPublished() {
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.AFTER_STORE));
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.AFTER_STORE));
         subscribe();
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));
@@ -136,7 +137,7 @@ class PublishTest {
 
     @Test
     void withAfterStoreASubscriberFindsTheEventsItReceivesAlreadyInTheStore() {
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.AFTER_STORE));
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.AFTER_STORE));
         List<Boolean> storedWhenReceived = new CopyOnWriteArrayList<>();
         ring.ringEventStore().subscribe(events -> events.forEach(event -> storedWhenReceived.add(
                 ring.storedEvents("a").stream().anyMatch(s -> s.getIdentifier().equals(event.getIdentifier())))));
@@ -160,7 +161,7 @@ class PublishTest {
     @Test
     void withParallelASubscriberMayReceiveEventsWhoseAppendThenFails() throws Exception {
         // Store and publish side by side need a thread each: the FULL topology (COMPACT publishes after the store).
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.PARALLEL).topology(Topology.FULL));
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.PARALLEL).topology(Topology.FULL));
         subscribe();
         CountDownLatch depositPublished = new CountDownLatch(1);
         ring.ringEventStore().subscribe(events -> {
@@ -188,7 +189,7 @@ class PublishTest {
     void withParallelASubscriberFailureIsReportedToTheCallerWhileTheEventsStayStored() {
         // As documented on PublishMode.PARALLEL: the store stage appends the events beside the publish stage; a
         // subscriber's exception is reported to the command's caller, and the aggregate keeps the events.
-        ring = BehaviourRing.started(b -> b.publishMode(PublishMode.PARALLEL));
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.PARALLEL));
         ring.ringEventStore().subscribe(events -> events.forEach(event -> {
             if (new Deposited("a", 13).equals(event.getPayload())) {
                 throw new IllegalStateException("subscriber refuses " + event.getPayload());
@@ -210,7 +211,7 @@ class PublishTest {
      */
     @Test
     void subscriberThatThrowsFailsItsCommandAndNothingOfItIsStored() throws Exception {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.ringEventStore().subscribe(events -> events.forEach(event -> {
             if (new Deposited("a", 13).equals(event.getPayload())) {
                 throw new IllegalStateException("subscriber refuses " + event.getPayload());
@@ -234,7 +235,7 @@ class PublishTest {
      */
     @Test
     void subscriberThatThrowsForOneCommandOfABatchFailsOnlyThatCommandAndTheOthersAreStoredOnce() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
         List<Object> given = new CopyOnWriteArrayList<>();
         ring.ringEventStore().subscribe(events -> events.forEach(event -> {
             given.add(event.getPayload());

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
@@ -25,7 +26,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class RefusalTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -39,7 +40,7 @@ class RefusalTest {
 
     @Test
     void commandWithoutHandlerIsRefusedOnTheDispatchingThreadWithSimpleCommandBussException() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         CommandResultMessage<?> onSimple;
         try (SimpleBusTwin simple = new SimpleBusTwin()) {
             onSimple = simple.send(new NobodyHandlesThis("x"));
@@ -59,7 +60,7 @@ class RefusalTest {
     void fireAndForgetCommandsDispatchedAfterShutdownAreLoggedAtMostOnceASecondWithHowManyWereDropped()
             throws InterruptedException {
         RecordingMonitor monitor = new RecordingMonitor();
-        ring = BehaviourRing.started(b -> b.messageMonitor(monitor));
+        ring = RingbusFixture.started(b -> b.messageMonitor(monitor));
         ring.bus.shutdown();
 
         List<String> firstBurst = warningsWhile(() -> {

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Tally;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Tally;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountCommands.Reject;
@@ -33,7 +34,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class ResultTest {
 
-    private final BehaviourRing ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1));
+    private final RingbusFixture ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1));
     private final SimpleBusTwin simple = new SimpleBusTwin();
 
     @AfterEach

@@ -1,9 +1,10 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.Topology;
 import io.github.ringbus.RingCommandBus;
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -37,9 +38,9 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
-import static io.github.ringbus.behaviour.BehaviourRing.BLOCK;
-import static io.github.ringbus.behaviour.BehaviourRing.blockingHandler;
-import static io.github.ringbus.behaviour.BehaviourRing.blockCommand;
+import static io.github.ringbus.fixtures.RingbusFixture.BLOCK;
+import static io.github.ringbus.fixtures.RingbusFixture.blockingHandler;
+import static io.github.ringbus.fixtures.RingbusFixture.blockCommand;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
@@ -59,7 +60,7 @@ class ShutdownTest {
     /** ...and holds back this many until the bus no longer runs, so both outcomes certainly occur. */
     private static final int AFTER_SHUTDOWN_STARTED = 1_000;
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
     private Configuration configuration;
     private final ExecutorService dispatchers = Executors.newFixedThreadPool(DISPATCHERS);
 
@@ -77,7 +78,7 @@ class ShutdownTest {
     @Test
     void shutdownWhileOtherThreadsDispatchCompletesEveryAcceptedCommandAndRefusesTheRestExactlyOnce()
             throws Exception {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         RingCommandBus bus = ring.bus;
 
         Results results = dispatchWhileShuttingDown(bus, bus::isRunning, bus::shutdown);
@@ -110,7 +111,7 @@ class ShutdownTest {
 
     @Test
     void shutdownTwiceIsHarmless() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("a"));
 
         ring.bus.shutdown();
@@ -122,7 +123,7 @@ class ShutdownTest {
 
     @Test
     void busCannotBeRestartedAfterShutdown() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.bus.shutdown();
 
         assertThatThrownBy(ring.bus::start).isInstanceOf(IllegalStateException.class)
@@ -132,7 +133,7 @@ class ShutdownTest {
 
     @Test
     void shutdownBeforeStartIsHarmlessAndLeavesTheBusRefusingCommands() {
-        ring = BehaviourRing.notStarted();
+        ring = RingbusFixture.notStarted();
 
         ring.bus.shutdown();
 
@@ -141,7 +142,7 @@ class ShutdownTest {
 
     @Test
     void shutdownFromInsideACallbackIsRefusedAndTheBusStillDrainsNormally() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         AtomicReference<Throwable> refusal = new AtomicReference<>();
         CompletableFuture<CommandResultMessage<?>> opened = new CompletableFuture<>();
         ring.bus.dispatch(asCommandMessage(new Open("a")), (command, result) -> {
@@ -180,7 +181,7 @@ class ShutdownTest {
      */
     @Test
     void commandsStillInFlightAfterTheShutdownTimeoutAreCompletedWithShutdownInProgressException() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1).topology(Topology.FULL)
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
                                            .threadNamePrefix("timeout-case")
                                            .shutdownTimeout(Duration.ofMillis(200)));
         ring.assertStillHandlesValidCommands(); // every stage thread has started
@@ -216,7 +217,7 @@ class ShutdownTest {
     @Test
     void shutdownRightAfterStartStillCompletesTheCommandInFlight() {
         for (int round = 0; round < 20; round++) {
-            try (BehaviourRing fresh = BehaviourRing.started(b -> b.handlerThreads(4))) {
+            try (RingbusFixture fresh = RingbusFixture.started(b -> b.handlerThreads(4))) {
                 Outcome open = fresh.send(new Open("a"));
 
                 fresh.bus.shutdown();
@@ -238,7 +239,7 @@ class ShutdownTest {
      */
     @Test
     void shutdownTimeoutAlsoBoundsTheWaitForADispatcherBlockedOnAFullRing() throws Exception {
-        ring = BehaviourRing.started(b -> b.ringSize(4).handlerThreads(1).topology(Topology.FULL)
+        ring = RingbusFixture.started(b -> b.ringSize(4).handlerThreads(1).topology(Topology.FULL)
                                            .threadNamePrefix("stuck-ring")
                                            .shutdownTimeout(Duration.ofMillis(200)));
         ring.assertStillHandlesValidCommands(); // every stage thread has started

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Tally;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Tally;
 import io.github.ringbus.fixtures.Account;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
@@ -19,7 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
 /**
- * The reference: Axon's own {@link SimpleCommandBus} with the same aggregates as {@link BehaviourRing} ({@link Account}
+ * The reference: Axon's own {@link SimpleCommandBus} with the same aggregates as {@link RingbusFixture} ({@link Account}
  * and {@link Tally}), each on an {@link EventSourcingRepository} over Axon's in-memory engine, so that a test can run
  * one scenario on both buses and compare what the caller sees.
  */

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountCommands.Reject;
@@ -28,7 +29,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class SlotProtocolTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -39,7 +40,7 @@ class SlotProtocolTest {
 
     @Test
     void callbackThatThrowsOnAFailedCommandLeavesNothingToTheNextCommandInItsSlot() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1));
         ring.sendAndWait(new Open("a"));
         AtomicInteger calls = new AtomicInteger();
 
@@ -61,7 +62,7 @@ class SlotProtocolTest {
 
     @Test
     void handlerInterceptorThatThrowsFailsThatCommandOnlyAndLeavesNothingToTheNextCommandInItsSlot() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1));
         ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
             if (unitOfWork.getMessage().getPayload() instanceof Deposit deposit && deposit.amount() == 13) {
                 throw new IllegalStateException("the interceptor fails on purpose");
@@ -85,7 +86,7 @@ class SlotProtocolTest {
 
     @Test
     void commitHandlerThatThrowsFailsThatCommandsCallbackOnceAndLeavesNothingToTheNextCommandInItsSlot() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1));
         ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
             if (unitOfWork.getMessage().getPayload() instanceof Deposit deposit && deposit.amount() == 13) {
                 unitOfWork.onCommit(u -> {
@@ -115,7 +116,7 @@ class SlotProtocolTest {
     void handleSpanThatThrowsWhenItEndsLeavesTheCommandsOutcomeAndItsAggregateIntact() {
         ThrowingSpanFactory spans = new ThrowingSpanFactory();
         spans.handleSpanEndThrows = command -> command.getPayload() instanceof Deposit;
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
         ring.sendAndWait(new Open("a"));
 
         List<Outcome> deposits = new ArrayList<>();
@@ -137,7 +138,7 @@ class SlotProtocolTest {
         ThrowingSpanFactory spans = new ThrowingSpanFactory();
         spans.handleSpanCreationThrows = command -> command.getPayload() instanceof Deposit deposit
                 && deposit.amount() == 13;
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
         ring.sendAndWait(new Open("a"));
 
         Outcome failing = ring.send(new Deposit("a", 13));
@@ -157,7 +158,7 @@ class SlotProtocolTest {
     void dispatchSpanThatThrowsWhenItEndsDoesNotFailADispatchWhoseCommandWasAccepted() {
         ThrowingSpanFactory spans = new ThrowingSpanFactory();
         spans.dispatchSpanEndThrows = true;
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1).spanFactory(spans));
 
         Outcome opened = ring.send(new Open("a"));
         Outcome deposited = ring.send(new Deposit("a", 3));

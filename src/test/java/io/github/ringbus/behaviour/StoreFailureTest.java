@@ -1,8 +1,9 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.Topology;
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -34,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class StoreFailureTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -45,7 +46,7 @@ class StoreFailureTest {
 
     @Test
     void commandWhoseAppendFailsReceivesTheStoresException() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("a"));
         ring.engine.failAppends(true);
 
@@ -61,7 +62,7 @@ class StoreFailureTest {
 
     @Test
     void nextCommandSeesOnlyWhatIsReallyStored() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("a"));
         assertThat(ring.sendAndWait(new Deposit("a", 10)).getPayload()).isEqualTo(10L);
         ring.engine.failAppends(true);
@@ -78,7 +79,7 @@ class StoreFailureTest {
 
     @Test
     void commandsHandledOnTopOfEventsWhoseAppendFailsAreRejectedInsteadOfStored() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));
         CountDownLatch laterDepositsHandled = handledLatch(2, 2L, 3L);
@@ -109,7 +110,7 @@ class StoreFailureTest {
 
     @Test
     void otherAggregatesAreUnaffectedByAnotherAggregatesFailedAppend() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(2));
+        ring = RingbusFixture.started(b -> b.handlerThreads(2));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Deposit("b", 5));
@@ -140,7 +141,7 @@ class StoreFailureTest {
      */
     @Test
     void failedAppendIsRetriedApartAndEveryCommandTheStoreThenTakesIsStoredOnce() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Open("c"));
@@ -163,7 +164,7 @@ class StoreFailureTest {
     @Test
     void dataConflictOfOneCommandFailsOnlyThatCommandAndTheRestOfItsBatchIsStored() throws Exception {
         // The held append blocks the store stage while the publish stage goes on: the FULL topology.
-        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
                                            .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
@@ -198,7 +199,7 @@ class StoreFailureTest {
     @Test
     void dataConflictAlsoFailsTheCommandsOfTheSameBatchThatBuiltOnIt() throws Exception {
         // The held append blocks the store stage while the publish stage goes on: the FULL topology.
-        ring = BehaviourRing.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
                                            .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
@@ -234,7 +235,7 @@ class StoreFailureTest {
      */
     @Test
     void anyFailureOfTheAppendFailsOnlyTheCommandsWhoseEventsTheStoreRefuses() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
         ring.sendAndWait(new Open("gate"));
         for (int i = 0; i < 10; i++) {
             ring.sendAndWait(new Open("acc-" + i));
@@ -270,7 +271,7 @@ class StoreFailureTest {
      */
     @Test
     void unreachableStoreFailsEveryCommandOfTheBatchWithItsFailure() throws Exception {
-        ring = BehaviourRing.started(b -> b.handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
         ring.sendAndWait(new Open("gate"));
         for (int i = 0; i < 4; i++) {
             ring.sendAndWait(new Open("acc-" + i));
@@ -294,7 +295,7 @@ class StoreFailureTest {
 
     @Test
     void creationWhoseAppendFailsLeavesNoAggregateSoTheCreationCanBeRetried() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.engine.failAppends(true);
         Throwable failure = ring.send(new Open("c")).awaitFailure();
         ring.engine.failAppends(false);
@@ -312,7 +313,7 @@ class StoreFailureTest {
 
     @Test
     void withAPlainEmbeddedEventStoreAFailedAppendIsReportedAndTheNextCommandSeesOnlyWhatIsStored() {
-        ring = BehaviourRing.startedOnEmbeddedEventStore();
+        ring = RingbusFixture.startedOnEmbeddedEventStore();
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));
         ring.engine.failAppends(true);
@@ -359,7 +360,7 @@ class StoreFailureTest {
 
     @Test
     void aRebuildThatCannotReadTheStoreFailsItsCommandAndTheNextCommandRebuildsFromWhatIsStored() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         ring.sendAndWait(new Open("reread"));
         ring.engine.failNextAppend();
         ring.send(new Deposit("reread", 5)).awaitFailure(); // its events are lost: rebuild next

@@ -1,6 +1,7 @@
 package io.github.ringbus.behaviour;
 
-import io.github.ringbus.behaviour.BehaviourRing.Outcome;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;
 import io.github.ringbus.fixtures.AccountCommands.Open;
@@ -34,7 +35,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class UnitOfWorkTest {
 
-    private BehaviourRing ring;
+    private RingbusFixture ring;
 
     @AfterEach
     void shutDown() {
@@ -75,7 +76,7 @@ class UnitOfWorkTest {
 
     @Test
     void afterCommitRunsOnceAndFindsTheCommandsEventsAlreadyInTheStorageEngine() {
-        ring = BehaviourRing.started(b -> b.ringSize(2)); // slots and their Units of Work are reused at once
+        ring = RingbusFixture.started(b -> b.ringSize(2)); // slots and their Units of Work are reused at once
         Phases phases = watchUnitOfWork(10);
         ring.sendAndWait(new Open("a"));
 
@@ -93,7 +94,7 @@ class UnitOfWorkTest {
 
     @Test
     void onRollbackRunsOnceForAFailingHandlerAndAfterCommitNever() {
-        ring = BehaviourRing.started(b -> b.ringSize(2));
+        ring = RingbusFixture.started(b -> b.ringSize(2));
         Phases phases = watchUnitOfWork(1000);
         ring.sendAndWait(new Open("a"));
 
@@ -110,7 +111,7 @@ class UnitOfWorkTest {
 
     @Test
     void onRollbackRunsOnceWhenTheAppendFailsAndAfterCommitNever() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         Phases phases = watchUnitOfWork(5);
         ring.sendAndWait(new Open("a"));
 
@@ -131,7 +132,7 @@ class UnitOfWorkTest {
      */
     @Test
     void failureInPrepareCommitDiscardsTheCommandsEventsLikeAnyOtherFailure() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         List<Object> published = new CopyOnWriteArrayList<>();
         ring.ringEventStore().subscribe(events -> events.forEach(event -> published.add(event.getPayload())));
         ring.sendAndWait(new Open("a"));
@@ -158,7 +159,7 @@ class UnitOfWorkTest {
      */
     @Test
     void anEventDispatchInterceptorThatThrowsFailsItsCommandAndStoresNothingOfIt() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         List<Object> published = new CopyOnWriteArrayList<>();
         ring.ringEventStore().subscribe(events -> events.forEach(event -> published.add(event.getPayload())));
         ring.sendAndWait(new Open("a"));
@@ -180,7 +181,7 @@ class UnitOfWorkTest {
 
     @Test
     void metadataAddedByADispatchInterceptorReachesTheHandler() {
-        ring = BehaviourRing.started();
+        ring = RingbusFixture.started();
         List<String> interceptedOn = new CopyOnWriteArrayList<>();
         MessageDispatchInterceptor<CommandMessage<?>> addTenant = messages -> (index, command) -> {
             interceptedOn.add(Thread.currentThread().getName());
@@ -200,7 +201,7 @@ class UnitOfWorkTest {
 
     @Test
     void eventsCarryTheirOwnCommandsCorrelationDataWhenTheCorrelationDataInterceptorIsRegistered() {
-        ring = BehaviourRing.started(b -> b.ringSize(2).handlerThreads(1));
+        ring = RingbusFixture.started(b -> b.ringSize(2).handlerThreads(1));
         ring.bus.registerHandlerInterceptor(new CorrelationDataInterceptor<>(new MessageOriginProvider()));
         CommandMessage<Object> open = asCommandMessage(new Open("a"));
         CommandMessage<Object> deposit = asCommandMessage(new Deposit("a", 4))
