@@ -138,6 +138,16 @@ public final class DurablePostgres implements AutoCloseable {
                 .build(), transactions);
     }
 
+    /** The serializer the applications on this server use for events and metadata. */
+    public static Serializer serializer() {
+        return SERIALIZER;
+    }
+
+    /** The pool of connections to this server (auto-commit, as the pool hands them out). */
+    public javax.sql.DataSource dataSource() {
+        return pool;
+    }
+
     /** The server's version, and the settings that make its commits durable, for the benchmark's output. */
     public String describe() {
         return "PostgreSQL " + show("server_version") + ", fsync=" + show("fsync") + ", synchronous_commit="

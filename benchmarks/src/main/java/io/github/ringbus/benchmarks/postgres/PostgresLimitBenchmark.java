@@ -1,0 +1,171 @@
+package io.github.ringbus.benchmarks.postgres;
+
+import io.github.ringbus.benchmarks.Account;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.messaging.MetaData;
+import org.axonframework.serialization.SerializedObject;
+import org.axonframework.serialization.Serializer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.ThreadParams;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What bounds the durable path, measured without any bus: how many pre-serialized event rows the server stores per
+ * second in Axon's own table ({@code DomainEventEntry}, with its indexes and unique key), in transactions of
+ * {@value #ROWS_PER_COMMIT} rows (about what ringbus's group commit puts in one, from the server's counters), with
+ * {@code fsync=on} and {@code synchronous_commit=on}; and how many deposit events (payload and metadata) the
+ * applications' serializer serializes per second on one thread. One operation is one event row (or one event
+ * serialized).
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Warmup(iterations = 2, time = 5)
+@Measurement(iterations = 3, time = 10)
+public class PostgresLimitBenchmark {
+
+    /** Rows per transaction: ringbus's group commit stored about 700 events per commit in the durable benchmark. */
+    static final int ROWS_PER_COMMIT = 700;
+
+    private static final String INSERT = "INSERT INTO DomainEventEntry (eventIdentifier, aggregateIdentifier, "
+            + "sequenceNumber, type, timeStamp, payloadType, payloadRevision, payload, metaData) "
+            + "VALUES (?,?,?,?,?,?,?,?,?)";
+
+    /** The server, with Axon's event tables. */
+    @State(Scope.Benchmark)
+    public static class Server {
+
+        DurablePostgres postgres;
+        byte[] payload;
+        byte[] metaData;
+        String payloadType;
+
+        @Setup(Level.Trial)
+        public void start() {
+            postgres = DurablePostgres.start(8);
+            System.out.println("\n" + postgres.describe());
+            Serializer serializer = DurablePostgres.serializer();
+            SerializedObject<byte[]> serialized = serializer.serialize(new Account.Deposited("account-1", 1),
+                                                                       byte[].class);
+            payload = serialized.getData();
+            payloadType = serialized.getType().getName();
+            metaData = serializer.serialize(MetaData.emptyInstance(), byte[].class).getData();
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() {
+            postgres.close();
+        }
+    }
+
+    /** Each thread's own connection and aggregates, so that threads never conflict on a key. */
+    @State(Scope.Thread)
+    public static class Writer {
+
+        Connection connection;
+        PreparedStatement insert;
+        String aggregatePrefix;
+        long sequence;
+        int aggregate;
+
+        @Setup(Level.Trial)
+        public void open(Server server, ThreadParams thread) throws SQLException {
+            connection = server.postgres.dataSource().getConnection();
+            connection.setAutoCommit(false);
+            insert = connection.prepareStatement(INSERT);
+            aggregatePrefix = "limit-" + thread.getThreadIndex() + "-" + UUID.randomUUID() + "-";
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            try {
+                insert.close();
+                connection.close();
+            } catch (SQLException | RuntimeException e) {
+                // JMH may tear the server's state (and its pool) down first; the connection is gone with it.
+            }
+        }
+    }
+
+    /** One transaction of {@value #ROWS_PER_COMMIT} rows, committed durably. */
+    private static void commitOneBatch(Server server, Writer writer) throws SQLException {
+        String timestamp = Instant.now().toString();
+        for (int i = 0; i < ROWS_PER_COMMIT; i++) {
+            // A new aggregate every 50 events, as deposits spread over many accounts.
+            if (writer.sequence == 50) {
+                writer.sequence = 0;
+                writer.aggregate++;
+            }
+            PreparedStatement insert = writer.insert;
+            insert.setString(1, UUID.randomUUID().toString());
+            insert.setString(2, writer.aggregatePrefix + writer.aggregate);
+            insert.setLong(3, writer.sequence++);
+            insert.setString(4, "Account");
+            insert.setString(5, timestamp);
+            insert.setString(6, server.payloadType);
+            insert.setString(7, null);
+            insert.setBytes(8, server.payload);
+            insert.setBytes(9, server.metaData);
+            insert.addBatch();
+        }
+        writer.insert.executeBatch();
+        writer.connection.commit();
+    }
+
+    /** Rows stored per second from one connection. */
+    @Benchmark
+    @Threads(1)
+    @OperationsPerInvocation(ROWS_PER_COMMIT)
+    public void oneConnection(Server server, Writer writer) throws SQLException {
+        commitOneBatch(server, writer);
+    }
+
+    /** Rows stored per second from eight connections at once. */
+    @Benchmark
+    @Threads(8)
+    @OperationsPerInvocation(ROWS_PER_COMMIT)
+    public void eightConnections(Server server, Writer writer) throws SQLException {
+        commitOneBatch(server, writer);
+    }
+
+    /** The applications' serializer on one thread: a deposit event's payload and metadata per operation. */
+    @State(Scope.Thread)
+    public static class Serialization {
+
+        final Serializer serializer = DurablePostgres.serializer();
+        long amount;
+    }
+
+    /** Deposit events serialized per second (payload and metadata) on one thread; each a new event message, as
+     * serialization is kept per message (so identifier generation is included). */
+    @Benchmark
+    @Threads(1)
+    @Fork(value = 1)
+    public Object serializer(Serialization serialization) {
+        GenericDomainEventMessage<Account.Deposited> event = new GenericDomainEventMessage<>(
+                "Account", "account-1", serialization.amount, new Account.Deposited("account-1",
+                                                                                    serialization.amount++));
+        SerializedObject<byte[]> payload = event.serializePayload(serialization.serializer, byte[].class);
+        SerializedObject<byte[]> metaData = event.serializeMetaData(serialization.serializer, byte[].class);
+        return payload.getData().length + metaData.getData().length;
+    }
+}
