@@ -30,10 +30,12 @@ final class CommandRoutes {
 
         private final RingRepository<?> repository;
         private final boolean createsAggregate;
+        private final boolean createsWithoutRead;
 
-        AggregateRoute(RingRepository<?> repository, boolean createsAggregate) {
+        AggregateRoute(RingRepository<?> repository, boolean createsAggregate, boolean createsWithoutRead) {
             this.repository = repository;
             this.createsAggregate = createsAggregate;
+            this.createsWithoutRead = createsWithoutRead;
         }
 
         /**
@@ -48,6 +50,14 @@ final class CommandRoutes {
          */
         boolean createsAggregate() {
             return createsAggregate;
+        }
+
+        /**
+         * @return whether the command always creates the aggregate and the storage engine refuses a second creation,
+         * so that its preload needs no read of the store ({@link RingRepository#createsWithoutRead})
+         */
+        boolean createsWithoutRead() {
+            return createsWithoutRead;
         }
     }
 
@@ -82,7 +92,8 @@ final class CommandRoutes {
             if (ownRepository != null) {
                 throw claimedBothWays(command.getKey(), repository.aggregateType(), ownRepository.aggregateType());
             }
-            AggregateRoute route = new AggregateRoute(repository, command.getValue());
+            AggregateRoute route = new AggregateRoute(repository, command.getValue(),
+                                                     repository.createsWithoutRead(command.getKey()));
             AggregateRoute existing = aggregateRoutes.putIfAbsent(command.getKey(), route);
             if (existing != null && existing.repository().aggregateType() != repository.aggregateType()) {
                 throw new AxonConfigurationException(
@@ -93,7 +104,7 @@ final class CommandRoutes {
             aggregateRoutes.put(command.getKey(), route);
         }
         // Messages sent to the aggregates outside a command (deadlines) go through the ring as internal commands.
-        aggregateRoutes.put(repository.delivery().commandName(), new AggregateRoute(repository, false));
+        aggregateRoutes.put(repository.delivery().commandName(), new AggregateRoute(repository, false, false));
         handlers.put(repository.delivery().commandName(), repository.delivery());
     }
 

@@ -87,7 +87,8 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             slot.segment = segmentOfSequence(sequence);
             return;
         }
-        AggregateHolder<?> holder = route.repository().preload(identifier, route.createsAggregate(), sequence);
+        AggregateHolder<?> holder = route.repository().preload(
+                identifier, route.createsAggregate(), route.createsWithoutRead(), sequence);
         if (holder == null) {
             slot.preloadFailure = new AggregateNotFoundException(
                     identifier, "The aggregate was not found in the event store");

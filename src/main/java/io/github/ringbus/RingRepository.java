@@ -9,6 +9,7 @@ import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
@@ -35,6 +36,7 @@ import org.axonframework.modelling.command.inspection.AggregateModel;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -72,6 +74,8 @@ final class RingRepository<T> implements Repository<T> {
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
     private final AggregateCache<T> cache;
     private final Map<String, Boolean> createsAggregateByCommandName;
+    /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
+    private final Set<String> createdWithoutRead;
     private final CommandTargetResolver targetResolver;
     private final InstanceCommandInvoker<T> instanceCommands;
     /** The preload stage's resolver: the aggregate's own, and the target of a {@link MessageDelivery}. */
@@ -106,6 +110,8 @@ final class RingRepository<T> implements Repository<T> {
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
+        this.createdWithoutRead = refusesDuplicateSequenceNumbers(AxonInternals.storageEngineOf(eventStore))
+                ? AggregateCommandNames.alwaysCreating(model) : Set.of();
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
         this.instanceCommands = new InstanceCommandInvoker<>(model);
         this.preloadTargetResolver = command -> command instanceof MessageDelivery.Command
@@ -149,6 +155,41 @@ final class RingRepository<T> implements Repository<T> {
     }
 
     /**
+     * @param commandName a command of this aggregate type
+     * @return true when the command always creates a new aggregate and the storage engine refuses a second event
+     * with one aggregate identifier and sequence number: its preload then reads nothing from the store (as Axon's
+     * own repositories, which never read for a creation), and a creation of an aggregate that exists but is not in
+     * memory fails at the append instead, with the engine's exception (on Axon's JDBC and JPA engines an
+     * {@code AggregateStreamCreationException})
+     */
+    boolean createsWithoutRead(String commandName) {
+        return createdWithoutRead.contains(commandName);
+    }
+
+    /**
+     * Whether the storage engine keeps Axon's unique key on (aggregate identifier, sequence number): Axon's JDBC and
+     * JPA engines (and their subclasses) do, in the schema they create. Axon's in-memory engine does not, nor is
+     * anything known of another engine: there a creation command reads the store first, so that creating an
+     * aggregate that exists fails instead of storing a second history.
+     *
+     * @param engine the storage engine behind the event store, or null when it cannot be known
+     */
+    static boolean refusesDuplicateSequenceNumbers(EventStorageEngine engine) {
+        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
+            switch (type.getName()) {
+                case "org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine",
+                     "org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine",
+                     "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine" -> {
+                    return true;
+                }
+                default -> {
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
      * @return the aggregate's type name as Axon puts it in its domain events ({@code DomainEventMessage.getType()})
      */
     String aggregateTypeName() {
@@ -170,15 +211,18 @@ final class RingRepository<T> implements Repository<T> {
      *
      * @param identifier   the command's target aggregate identifier
      * @param creates      whether the command may create the aggregate
+     * @param withoutRead  whether the command always creates the aggregate and the store refuses a second creation
+     *                     ({@link #createsWithoutRead}): then a miss reads nothing
      * @param slotSequence the ring sequence of the command's slot
      * @return the holder, or null when the aggregate does not exist and the command cannot create it
      * @throws Exception when the event store cannot be read
      */
-    AggregateHolder<T> preload(String identifier, boolean creates, long slotSequence) throws Exception {
+    AggregateHolder<T> preload(String identifier, boolean creates, boolean withoutRead, long slotSequence)
+            throws Exception {
         AggregateHolder<T> holder = cache.get(identifier);
         if (holder == null) {
             holder = new AggregateHolder<>(this, identifier);
-            holder.loaded(readFromStore(identifier, holder, List.of()));
+            holder.loaded(withoutRead ? null : readFromStore(identifier, holder, List.of()));
             if (holder.aggregate() == null && !creates) {
                 return null;
             }

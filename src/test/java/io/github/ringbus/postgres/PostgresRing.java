@@ -36,7 +36,7 @@ final class PostgresRing implements AutoCloseable {
     final HikariDataSource pool;
     final JdbcTransactionManager transactions;
     final CountingTransactionManager storeTransactions;
-    final JdbcEventStorageEngine engine;
+    final PostgresServer.ReadCountingEngine engine;
     final RingEventStore eventStore;
     final RingCommandBus bus;
     /** Every batch the store stage committed: {commands, events}. */

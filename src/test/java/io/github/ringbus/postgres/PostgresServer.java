@@ -140,7 +140,7 @@ final class PostgresServer implements AutoCloseable {
     }
 
     /** Axon's JDBC storage engine on the given transactions, reporting duplicate keys as Axon does for JPA. */
-    static JdbcEventStorageEngine engine(JdbcTransactionManager transactions) {
+    static ReadCountingEngine engine(JdbcTransactionManager transactions) {
         return engine(transactions, null);
     }
 
@@ -148,7 +148,7 @@ final class PostgresServer implements AutoCloseable {
      * @param beforeAppend called with the transaction's connection and the events just before each append's
      *                     statement is built; may be null
      */
-    static JdbcEventStorageEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend) {
+    static ReadCountingEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend) {
         return engine(transactions, beforeAppend, SERIALIZER);
     }
 
@@ -156,9 +156,9 @@ final class PostgresServer implements AutoCloseable {
      * @param beforeAppend see {@link #engine(JdbcTransactionManager, AppendHook)}
      * @param serializer   serializes events and snapshots
      */
-    static JdbcEventStorageEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend,
-                                         Serializer serializer) {
-        return JdbcEventStorageEngine.builder()
+    static ReadCountingEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend,
+                                     Serializer serializer) {
+        return new ReadCountingEngine(JdbcEventStorageEngine.builder()
                                      .connectionProvider(transactions.connectionProvider())
                                      .transactionManager(transactions)
                                      .eventSerializer(serializer)
@@ -171,8 +171,30 @@ final class PostgresServer implements AutoCloseable {
                                          return JdbcEventStorageEngineStatements.appendEvents(
                                                  connection, schema, dataType, events, eventSerializer,
                                                  timestamps);
-                                     })
-                                     .build();
+                                     }));
+    }
+
+    /** Axon's JDBC engine, counting the aggregates read from it (each read starts with a snapshot look-up). */
+    static final class ReadCountingEngine extends JdbcEventStorageEngine {
+
+        private final java.util.concurrent.atomic.AtomicInteger aggregateReads =
+                new java.util.concurrent.atomic.AtomicInteger();
+
+        ReadCountingEngine(JdbcEventStorageEngine.Builder builder) {
+            super(builder);
+        }
+
+        @Override
+        public java.util.Optional<org.axonframework.eventhandling.DomainEventMessage<?>> readSnapshot(
+                String aggregateIdentifier) {
+            aggregateReads.incrementAndGet();
+            return super.readSnapshot(aggregateIdentifier);
+        }
+
+        /** How many times an aggregate was read from this engine. */
+        int aggregateReads() {
+            return aggregateReads.get();
+        }
     }
 
     /** Called inside the storage engine's append, on the store stage's thread, with the transaction's connection. */

@@ -1,0 +1,87 @@
+package io.github.ringbus;
+
+import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
+import org.axonframework.modelling.command.AggregateCreationPolicy;
+import org.axonframework.modelling.command.AggregateIdentifier;
+import org.axonframework.modelling.command.CreationPolicy;
+import org.axonframework.modelling.command.TargetAggregateIdentifier;
+import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Which commands may create an aggregate, and which always do (so that their preload may skip the read). */
+class AggregateCommandNamesTest {
+
+    record Create(@TargetAggregateIdentifier String id) {
+    }
+
+    record CreateAlways(@TargetAggregateIdentifier String id) {
+    }
+
+    record CreateIfMissing(@TargetAggregateIdentifier String id) {
+    }
+
+    record Change(@TargetAggregateIdentifier String id) {
+    }
+
+    static class Thing {
+
+        @AggregateIdentifier
+        String id;
+
+        Thing() {
+        }
+
+        @CommandHandler
+        Thing(Create command) {
+        }
+
+        @CommandHandler
+        @CreationPolicy(AggregateCreationPolicy.ALWAYS)
+        void handle(CreateAlways command) {
+        }
+
+        @CommandHandler
+        @CreationPolicy(AggregateCreationPolicy.CREATE_IF_MISSING)
+        void handle(CreateIfMissing command) {
+        }
+
+        @CommandHandler
+        void handle(Change command) {
+        }
+    }
+
+    @Test
+    void constructorsAndEveryCreationPolicyButNeverMayCreate() {
+        var names = AggregateCommandNames.of(AnnotatedAggregateMetaModelFactory.inspectAggregate(Thing.class));
+
+        assertThat(names).containsEntry(Create.class.getName(), true)
+                         .containsEntry(CreateAlways.class.getName(), true)
+                         .containsEntry(CreateIfMissing.class.getName(), true)
+                         .containsEntry(Change.class.getName(), false);
+    }
+
+    @Test
+    void onlyConstructorsAndCreationPolicyAlwaysAlwaysCreate() {
+        var names = AggregateCommandNames.alwaysCreating(AnnotatedAggregateMetaModelFactory.inspectAggregate(Thing.class));
+
+        assertThat(names).containsExactlyInAnyOrder(Create.class.getName(), CreateAlways.class.getName());
+    }
+
+    @Test
+    void onlyAxonsJdbcAndJpaEnginesAndTheirSubclassesAreKnownToRefuseASecondCreation() {
+        class OwnJdbcEngine extends JdbcEventStorageEngine {
+            OwnJdbcEngine() {
+                super(JdbcEventStorageEngine.builder().connectionProvider(() -> null)
+                                            .transactionManager(org.axonframework.common.transaction.NoTransactionManager.INSTANCE));
+            }
+        }
+
+        assertThat(RingRepository.refusesDuplicateSequenceNumbers(new OwnJdbcEngine())).isTrue();
+        assertThat(RingRepository.refusesDuplicateSequenceNumbers(new InMemoryEventStorageEngine())).isFalse();
+        assertThat(RingRepository.refusesDuplicateSequenceNumbers(null)).isFalse();
+    }
+}
