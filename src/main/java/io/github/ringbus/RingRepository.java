@@ -110,7 +110,7 @@ final class RingRepository<T> implements Repository<T> {
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
-        this.createdWithoutRead = refusesDuplicateSequenceNumbers(AxonInternals.storageEngineOf(eventStore))
+        this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
                 ? AggregateCommandNames.alwaysCreating(model) : Set.of();
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
         this.instanceCommands = new InstanceCommandInvoker<>(model);
@@ -156,30 +156,32 @@ final class RingRepository<T> implements Repository<T> {
 
     /**
      * @param commandName a command of this aggregate type
-     * @return true when the command always creates a new aggregate and the storage engine refuses a second event
-     * with one aggregate identifier and sequence number: its preload then reads nothing from the store (as Axon's
-     * own repositories, which never read for a creation), and a creation of an aggregate that exists but is not in
-     * memory fails at the append instead, with the engine's exception (on Axon's JDBC and JPA engines an
-     * {@code AggregateStreamCreationException})
+     * @return true when the command always creates a new aggregate and the storage engine is one on which its
+     * preload reads nothing from the store, as Axon's own repositories never do for a creation (see
+     * {@link #skipsReadForCreation(EventStorageEngine)})
      */
     boolean createsWithoutRead(String commandName) {
         return createdWithoutRead.contains(commandName);
     }
 
     /**
-     * Whether the storage engine keeps Axon's unique key on (aggregate identifier, sequence number): Axon's JDBC and
-     * JPA engines (and their subclasses) do, in the schema they create. Axon's in-memory engine does not, nor is
-     * anything known of another engine: there a creation command reads the store first, so that creating an
-     * aggregate that exists fails instead of storing a second history.
+     * Whether a creation command may skip the read of the store on a cache miss, as Axon's own repositories do. Yes
+     * on Axon's JDBC and JPA engines (and their subclasses): the unique key on (aggregate identifier, sequence number)
+     * of the schema they create refuses a second creation at the append. Yes on Axon's in-memory engine, which has no
+     * such key and reads an aggregate by scanning every event it holds (a creation-only load would slow down with
+     * every event stored): there ringbus does what Axon's buses do on it, and refuses a second creation only of an
+     * aggregate it has in memory. No for any other engine, of which nothing is known: there the preload reads, so
+     * that creating an aggregate that exists fails instead of storing a second history.
      *
      * @param engine the storage engine behind the event store, or null when it cannot be known
      */
-    static boolean refusesDuplicateSequenceNumbers(EventStorageEngine engine) {
+    static boolean skipsReadForCreation(EventStorageEngine engine) {
         for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
             switch (type.getName()) {
                 case "org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine",
                      "org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine",
-                     "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine" -> {
+                     "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine",
+                     "org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine" -> {
                     return true;
                 }
                 default -> {

@@ -1,6 +1,9 @@
 package io.github.ringbus;
 
+import java.lang.reflect.Proxy;
 import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
 import org.axonframework.modelling.command.AggregateCreationPolicy;
@@ -72,16 +75,22 @@ class AggregateCommandNamesTest {
     }
 
     @Test
-    void onlyAxonsJdbcAndJpaEnginesAndTheirSubclassesAreKnownToRefuseASecondCreation() {
+    void creationSkipsTheReadOnAxonsJdbcJpaAndInMemoryEnginesAndTheirSubclassesOnly() {
         class OwnJdbcEngine extends JdbcEventStorageEngine {
             OwnJdbcEngine() {
                 super(JdbcEventStorageEngine.builder().connectionProvider(() -> null)
-                                            .transactionManager(org.axonframework.common.transaction.NoTransactionManager.INSTANCE));
+                                            .transactionManager(NoTransactionManager.INSTANCE));
             }
         }
+        class OwnInMemoryEngine extends InMemoryEventStorageEngine {
+        }
+        EventStorageEngine unknown = (EventStorageEngine) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[]{EventStorageEngine.class}, (proxy, method, args) -> null);
 
-        assertThat(RingRepository.refusesDuplicateSequenceNumbers(new OwnJdbcEngine())).isTrue();
-        assertThat(RingRepository.refusesDuplicateSequenceNumbers(new InMemoryEventStorageEngine())).isFalse();
-        assertThat(RingRepository.refusesDuplicateSequenceNumbers(null)).isFalse();
+        assertThat(RingRepository.skipsReadForCreation(new OwnJdbcEngine())).isTrue();
+        assertThat(RingRepository.skipsReadForCreation(new InMemoryEventStorageEngine())).isTrue();
+        assertThat(RingRepository.skipsReadForCreation(new OwnInMemoryEngine())).isTrue();
+        assertThat(RingRepository.skipsReadForCreation(unknown)).isFalse();
+        assertThat(RingRepository.skipsReadForCreation(null)).isFalse();
     }
 }
