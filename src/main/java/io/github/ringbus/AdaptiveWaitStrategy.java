@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * {@link WaitStrategyChoice#ADAPTIVE}: while commands flow, a stage thread waits as the Disruptor's
- * {@code SleepingWaitStrategy} does (spin, then yield, then park for the shortest time the OS gives, about 50 µs on
- * Linux), which measured fastest on small machines; once the ring has stayed empty for a stage for
+ * {@link WaitStrategyChoice#ADAPTIVE}: while commands flow, a stage thread waits much as the Disruptor's
+ * {@code SleepingWaitStrategy} does (spin, then yield for up to {@link #YIELD_NANOS}, then park for the shortest time
+ * the OS gives, about 50 µs on Linux), which measured fastest on small machines; once the ring has stayed empty for a stage for
  * {@link #IDLE_BEFORE_BLOCKING} it blocks until a dispatcher hands a command over, as the Disruptor's
  * {@code LiteBlockingWaitStrategy} does, so that a started bus with no commands uses no CPU.
  * <p>
@@ -32,7 +32,15 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     /** How long the ring must stay empty for a stage before its thread blocks. */
     static final long IDLE_BEFORE_BLOCKING = TimeUnit.MILLISECONDS.toNanos(1);
     private static final int SPINS = 100;
-    private static final int YIELDS = 100;
+    /**
+     * How long a waiting stage thread keeps yielding before it parks. A park costs about 50 µs to come back from
+     * (the OS's timer slack): a {@code sendAndWait} round trip from one thread leaves each stage idle while the
+     * caller wakes up and sends its next command, and with 100 yields (as {@code SleepingWaitStrategy}) one round
+     * trip in ten paid one or two parks (p90 70-115 µs); yielding for up to 200 µs took its p99 from 125 µs to 37 µs
+     * with no loss of throughput (docs/benchmarks.md, "sendAndWait round trip"). Yielding gives the core to any
+     * other runnable thread, so under load it costs the dispatchers nothing.
+     */
+    static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     /** As {@code SleepingWaitStrategy}: the shortest park; the OS's timer slack makes it about 50 µs on Linux. */
     private static final long PARK_NANOS = 100;
 
@@ -58,13 +66,18 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
         long available;
         int attempt = 0;
         long emptySince = 0;
+        long yieldingSince = 0;
         boolean empty = false;
         while ((available = dependentSequence.get()) < sequence) {
             barrier.checkAlert();
             if (attempt < SPINS) {
                 Thread.onSpinWait();
                 attempt++;
-            } else if (attempt < SPINS + YIELDS) {
+            } else if (attempt == SPINS) {
+                yieldingSince = System.nanoTime();
+                Thread.yield();
+                attempt++;
+            } else if (System.nanoTime() - yieldingSince < YIELD_NANOS) {
                 Thread.yield();
                 attempt++;
             } else if (cursor.get() >= sequence) {

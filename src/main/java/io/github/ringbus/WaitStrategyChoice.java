@@ -18,7 +18,8 @@ public enum WaitStrategyChoice {
     SLEEPING,
 
     /**
-     * As {@link #SLEEPING} while commands flow; a stage thread that has had nothing to do for a millisecond blocks
+     * As {@link #SLEEPING} while commands flow, but yielding for up to 200 µs before it parks (so that a single
+     * caller's {@code sendAndWait} rarely finds a stage parked); a stage thread that has had nothing to do for a millisecond blocks
      * until the next command is handed over: no CPU when idle, and a hand-over pays for a wake-up only after such a
      * pause.
      */
