@@ -176,7 +176,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
                     : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
             // Built here, while the Unit of Work is current, so that it carries its correlation data.
             slot.result = resultMessage(result);
-            unitOfWork.recordResult(result);
+            // The Unit of Work's result is the caller's result message, as on SimpleCommandBus (whose callback's
+            // message decorates the Unit of Work's): one message, one identifier, not two.
+            unitOfWork.recordResult(slot.result);
         } catch (Throwable failure) {
             slot.handlerFailure = failure;
             slot.result = asCommandResultMessage(failure);
@@ -185,7 +187,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 rollBack(slot, failure);
                 return;
             }
-            unitOfWork.recordResult(failure);
+            unitOfWork.recordResult(slot.result);
         }
         try {
             unitOfWork.prepareCommit();

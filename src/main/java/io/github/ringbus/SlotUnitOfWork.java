@@ -11,11 +11,15 @@ import org.axonframework.messaging.unitofwork.MessageProcessingContext;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import java.util.function.Function;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
 
@@ -31,11 +35,26 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  */
 final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
 
-    private final CommandSlot slot;
-    private final MessageProcessingContext<CommandMessage<?>> context = new MessageProcessingContext<>(null);
+    private static final Logger logger = LoggerFactory.getLogger(SlotUnitOfWork.class);
+    private static final Phase[] PHASES = Phase.values();
 
+    private final CommandSlot slot;
+    /** The message and the execution result; its handlers are kept in {@link #handlersByPhase} instead. */
+    private final MessageProcessingContext<CommandMessage<?>> context = new MessageProcessingContext<>(null);
+    /**
+     * The phase handlers, one deque per phase by ordinal, made once per slot and emptied for each command: Axon's
+     * {@code MessageProcessingContext} drops its deques on every reset, and {@code AbstractUnitOfWork.start} adds a
+     * rollback handler to every Unit of Work, so reusing its map cost a new deque per command.
+     */
+    private final ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>>[] handlersByPhase;
+
+    @SuppressWarnings("unchecked")
     SlotUnitOfWork(CommandSlot slot) {
         this.slot = slot;
+        this.handlersByPhase = new ArrayDeque[PHASES.length];
+        for (int i = 0; i < PHASES.length; i++) {
+            handlersByPhase[i] = new ArrayDeque<>(4);
+        }
     }
 
     /**
@@ -84,6 +103,9 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */
     void startFor(CommandMessage<?> command) {
         context.reset(command);
+        for (ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers : handlersByPhase) {
+            handlers.clear(); // those of phases the last command never reached (its rollback handler, say)
+        }
         setPhase(Phase.NOT_STARTED);
         resources().clear();
         correlationDataProviders().clear();
@@ -160,14 +182,32 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
                 "A ringbus slot's Unit of Work is driven by the pipeline's stages, not by executeWithResult");
     }
 
+    /** As Axon's {@code MessageProcessingContext.notifyHandlers}: in order, each handler once, errors as the phase says. */
     @Override
     protected void notifyHandlers(Phase phase) {
-        context.notifyHandlers(this, phase);
+        ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers = handlersByPhase[phase.ordinal()];
+        while (!handlers.isEmpty()) {
+            try {
+                handlers.remove().accept(this);
+            } catch (Exception e) {
+                if (phase.isSuppressHandlerErrors()) {
+                    logger.info("An error occurred while executing a lifecycle phase handler for phase {}", phase, e);
+                } else {
+                    throw e;
+                }
+            }
+        }
     }
 
+    /** As Axon's {@code MessageProcessingContext.addHandler}: in order of registration, or reversed for the phases Axon reverses. */
     @Override
     protected void addHandler(Phase phase, Consumer<UnitOfWork<CommandMessage<?>>> handler) {
-        context.addHandler(phase, handler);
+        ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers = handlersByPhase[phase.ordinal()];
+        if (phase.isReverseCallbackOrder()) {
+            handlers.addFirst(handler);
+        } else {
+            handlers.add(handler);
+        }
     }
 
     @Override

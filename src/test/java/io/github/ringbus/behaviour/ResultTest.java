@@ -77,6 +77,25 @@ class ResultTest {
     }
 
     @Test
+    void theUnitOfWorksExecutionResultIsTheMessageTheCallerGetsAsOnSimpleCommandBus() {
+        List<Message<?>> executionResults = new java.util.concurrent.CopyOnWriteArrayList<>();
+        registerOnBoth((unitOfWork, chain) -> {
+            unitOfWork.afterCommit(u -> executionResults.add(u.getExecutionResult().getResult()));
+            return chain.proceed();
+        });
+        subscribeOnBoth("answer", command -> "forty-two");
+
+        CommandMessage<Object> named = new GenericCommandMessage<>(new GenericMessage<>("question"), "answer");
+        List<CommandResultMessage<?>> results = sendToBoth(named);
+
+        assertSameResult(results);
+        assertThat(executionResults).hasSize(2);
+        assertThat(executionResults.get(0).getIdentifier()).as("ring").isEqualTo(results.get(0).getIdentifier());
+        assertThat(executionResults.get(1).getIdentifier()).as("simple").isEqualTo(results.get(1).getIdentifier());
+        assertThat((Object) executionResults.get(0).getPayload()).isEqualTo("forty-two");
+    }
+
+    @Test
     void successfulResultCarriesTheCommandsCorrelationDataAsOnSimpleCommandBus() {
         registerOnBoth(new CorrelationDataInterceptor<>(new MessageOriginProvider()));
         ring.sendAndWait(new Open("a"));
