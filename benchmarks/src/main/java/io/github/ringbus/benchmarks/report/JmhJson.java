@@ -34,7 +34,8 @@ final class JmhJson {
                                  result.path("threads").asInt(),
                                  primary.path("score").asDouble(),
                                  primary.path("scoreError").asDouble(Double.NaN),
-                                 allocation(result.path("secondaryMetrics"))));
+                                 allocation(result.path("secondaryMetrics")),
+                                 iterations(primary.path("rawData"))));
         }
         return scores;
     }
@@ -57,6 +58,17 @@ final class JmhJson {
                                                + " parameters and none is 'bus'; the report cannot label its scores");
         }
         return params.fields().next();
+    }
+
+    /** Every measured iteration's score over all forks ({@code rawData}: one array per fork), sorted. */
+    private static double[] iterations(JsonNode rawData) {
+        List<Double> values = new ArrayList<>();
+        for (JsonNode fork : rawData) {
+            for (JsonNode iteration : fork) {
+                values.add(iteration.asDouble());
+            }
+        }
+        return values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     }
 
     /** JMH names the metric {@code gc.alloc.rate.norm}, and before 1.33 {@code ·gc.alloc.rate.norm}. */

@@ -43,8 +43,8 @@ public final class Report {
 
         List<Score> scores = JmhJson.read(json);
         System.out.print(ScoreTable.format(scores, baseline, unit, limit, Runtime.getRuntime().availableProcessors()));
-        String title = name + ": " + unit + ", higher is better; error bars: JMH's 99.9% confidence interval";
-        ThroughputChart.write(scores, title, unit, chart);
+        String title = name + ": " + unit + ", higher is better; boxes: the iterations, lowest to highest";
+        SpreadChart.write(scores, title, unit, chart);
         System.out.println("Chart: " + chart);
     }
 }

@@ -11,7 +11,33 @@ package io.github.ringbus.benchmarks.report;
  * @param error      half-width of JMH's 99.9% confidence interval; {@code NaN} when JMH had too few
  *                   iterations to give one
  * @param bytesPerOp {@code gc.alloc.rate.norm} from JMH's {@code -prof gc}, or {@code NaN} without it
+ * @param iterations the score of every measured iteration of every fork, sorted; empty when JMH gave none (its
+ *                   sample-time mode)
  */
 public record Score(String method, String parameter, String label, int threads, double score, double error,
-                    double bytesPerOp) {
+                    double bytesPerOp, double[] iterations) {
+
+    /** @return the lowest iteration's score, or the score when there are no iterations */
+    public double min() {
+        return iterations.length == 0 ? score : iterations[0];
+    }
+
+    /** @return the median of the iterations' scores, or the score when there are no iterations */
+    public double median() {
+        int n = iterations.length;
+        if (n == 0) {
+            return score;
+        }
+        return n % 2 == 1 ? iterations[n / 2] : (iterations[n / 2 - 1] + iterations[n / 2]) / 2;
+    }
+
+    /** @return the highest iteration's score, or the score when there are no iterations */
+    public double max() {
+        return iterations.length == 0 ? score : iterations[iterations.length - 1];
+    }
+
+    /** @return whether JMH's 99.9 % interval is wider than a fifth of the score, or JMH gave none */
+    public boolean wide() {
+        return Double.isNaN(error) || error > score / 5;
+    }
 }

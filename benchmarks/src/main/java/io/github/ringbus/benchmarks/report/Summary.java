@@ -1,0 +1,205 @@
+package io.github.ringbus.benchmarks.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one report of a {@code benchmarks/run}: every case's commands/s per bus with the spread of its iterations, its
+ * ratio to SimpleCommandBus and to Axon's DisruptorCommandBus (cached) with the range the iterations allow, its share
+ * of the limit, the {@code sendAndWait} round trip's median and p99, charts, and where the JSON lies. Printed, and
+ * written as {@code summary.md} in the results directory so that runs can be linked and compared.
+ *
+ * <pre>
+ * java -cp benchmarks.jar io.github.ringbus.benchmarks.report.Summary RESULTS_DIR
+ *      [--command "benchmarks/run"] [--load-at-start 0.12] [--warning "..."]
+ * </pre>
+ * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json} and {@code roundtrip.json}
+ * the directory has.
+ */
+public final class Summary {
+
+    private static final String SIMPLE = "simple";
+    private static final String AXON_DISRUPTOR = "axon-disruptor-cached";
+    private static final Map<String, String> CASES = Map.of(
+            "throughput/oneDispatcher", "in memory, 1 dispatcher",
+            "throughput/fourDispatchers", "in memory, 4 dispatchers",
+            "postgres/oneDispatcher", "PostgreSQL durable, 1 dispatcher",
+            "postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers");
+
+    private Summary() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        if (args.length == 0 || args[0].startsWith("--")) {
+            throw new IllegalArgumentException(
+                    "usage: Summary RESULTS_DIR [--command TEXT] [--load-at-start LOAD] [--warning TEXT]");
+        }
+        Path results = Path.of(args[0]);
+        String command = "benchmarks/run";
+        String loadAtStart = "not recorded";
+        List<String> warnings = new ArrayList<>();
+        for (int i = 1; i < args.length; i++) {
+            switch (args[i]) {
+                case "--command" -> command = args[++i];
+                case "--load-at-start" -> loadAtStart = args[++i];
+                case "--warning" -> warnings.add(args[++i]);
+                default -> throw new IllegalArgumentException("Unknown option " + args[i]);
+            }
+        }
+        String summary = summarize(results, command, loadAtStart, warnings);
+        Files.writeString(results.resolve("summary.md"), summary);
+        System.out.print(summary);
+        System.out.println();
+        System.out.println("Written to " + results.resolve("summary.md"));
+    }
+
+    static String summarize(Path results, String command, String loadAtStart, List<String> warnings)
+            throws IOException {
+        StringBuilder md = new StringBuilder("# ringbus benchmark summary\n\n");
+        md.append(String.format("`%s`, finished %s; %s.%n", command,
+                                ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")),
+                                machine()));
+        md.append(String.format("Load average (1 min) before the first benchmark: %s.%n%n", loadAtStart));
+        for (String warning : warnings) {
+            md.append("**Warning:** ").append(warning).append("\n\n");
+        }
+
+        Path limitFile = results.resolve("limit.json");
+        double limitPerThread = Files.exists(limitFile) ? JmhJson.read(limitFile).get(0).median() : Double.NaN;
+        int cores = Runtime.getRuntime().availableProcessors();
+
+        List<String> charts = new ArrayList<>();
+        List<String> files = new ArrayList<>();
+        StringBuilder throughput = new StringBuilder();
+        boolean anyWide = false;
+        for (String file : List.of("throughput", "postgres")) {
+            Path json = results.resolve(file + ".json");
+            if (!Files.exists(json)) {
+                continue;
+            }
+            files.add(json.getFileName().toString());
+            List<Score> scores = JmhJson.read(json);
+            for (String method : scores.stream().map(Score::method).distinct().toList()) {
+                String name = CASES.getOrDefault(file + "/" + method, file + ", " + method);
+                for (Score score : scores.stream().filter(s -> s.method().equals(method)).toList()) {
+                    anyWide |= score.wide();
+                    throughput.append(String.format("| %s | %s | %s (%s-%s, %d it.) | %s | %s | %s | ±%s%s |%n",
+                            name, score.label(), number(score.median()), number(score.min()), number(score.max()),
+                            score.iterations().length,
+                            ratio(score, baseline(scores, score, SIMPLE)),
+                            ratio(score, baseline(scores, score, AXON_DISRUPTOR)),
+                            file.equals("throughput") && !Double.isNaN(limitPerThread)
+                                    ? String.format("%.0f %%", 100 * score.median() / (limitPerThread * cores)) : "",
+                            number(score.error()), score.wide() ? " (wide)" : ""));
+                }
+            }
+            Path png = results.resolve(file + ".png");
+            SpreadChart.write(scores, file + ": commands/s, higher is better; boxes: the iterations, lowest to highest",
+                              "commands/s", png);
+            charts.add(png.getFileName().toString());
+        }
+        if (!throughput.isEmpty()) {
+            md.append("## Commands per second (higher is better)\n\n");
+            md.append("| case | bus | median (lowest-highest iteration) | × simple | × axon-disruptor-cached | of the limit | JMH 99.9 % |\n");
+            md.append("|---|---|---:|---:|---:|---:|---:|\n");
+            md.append(throughput).append('\n');
+            md.append("Ratios: median over median, and in brackets the lowest and highest the iterations allow (the "
+                      + "bus's lowest iteration over the other's highest, and the reverse), measured side by side in "
+                      + "this run. ");
+            if (!Double.isNaN(limitPerThread)) {
+                md.append(String.format("The limit: %s commands/s on one thread without a bus (`LimitBenchmark`, "
+                                        + "what no bus can avoid for this workload) x %d cores = %s. ",
+                                        number(limitPerThread), cores, number(limitPerThread * cores)));
+                files.add("limit.json");
+            }
+            if (anyWide) {
+                md.append("\"(wide)\": JMH's 99.9 % interval is wider than a fifth of the score (few iterations, a "
+                          + "noisy machine); read the iterations' spread instead.");
+            }
+            md.append("\n\n");
+        }
+
+        Path roundTrip = results.resolve("roundtrip.json");
+        if (Files.exists(roundTrip)) {
+            files.add("roundtrip.json");
+            md.append("## `sendAndWait` round trip from one thread (µs, lower is better)\n\n");
+            md.append("| bus | p50 | p99 | p99.9 | p50 × simple | p99 × simple | samples |\n|---|---:|---:|---:|---:|---:|---:|\n");
+            JsonNode all = new ObjectMapper().readTree(roundTrip.toFile());
+            JsonNode simple = null;
+            for (JsonNode result : all) {
+                if (SIMPLE.equals(result.path("params").path("bus").asText())) {
+                    simple = result.path("primaryMetric").path("scorePercentiles");
+                }
+            }
+            for (JsonNode result : all) {
+                JsonNode percentiles = result.path("primaryMetric").path("scorePercentiles");
+                long samples = 0;
+                for (JsonNode fork : result.path("primaryMetric").path("rawDataHistogram")) {
+                    for (JsonNode iteration : fork) {
+                        for (JsonNode bucket : iteration) {
+                            samples += bucket.path(1).asLong();
+                        }
+                    }
+                }
+                md.append(String.format("| %s | %.2f | %.2f | %.1f | %s | %s | %,d |%n",
+                        result.path("params").path("bus").asText(),
+                        percentiles.path("50.0").asDouble(), percentiles.path("99.0").asDouble(),
+                        percentiles.path("99.9").asDouble(),
+                        simple == null ? "n/a" : String.format("%.2f", percentiles.path("50.0").asDouble()
+                                                                       / simple.path("50.0").asDouble()),
+                        simple == null ? "n/a" : String.format("%.2f", percentiles.path("99.0").asDouble()
+                                                                       / simple.path("99.0").asDouble()),
+                        samples));
+            }
+            md.append('\n');
+        }
+
+        if (!charts.isEmpty()) {
+            md.append("## Charts\n\n");
+            for (String chart : charts) {
+                md.append(String.format("![%s](%s)%n", chart, chart));
+            }
+            md.append('\n');
+        }
+        md.append("## Files\n\nIn `").append(results).append("`: ").append(String.join(", ", files))
+          .append(" (JMH's JSON), the charts, and `logs/` (JMH's full output).\n");
+        return md.toString();
+    }
+
+    private static String machine() {
+        long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getTotalMemorySize();
+        return String.format("%d cores, %s %s, %,d MB of memory", Runtime.getRuntime().availableProcessors(),
+                             System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"),
+                             memory >> 20);
+    }
+
+    private static Score baseline(List<Score> scores, Score score, String label) {
+        return scores.stream()
+                     .filter(s -> s.label().equals(label) && s.method().equals(score.method()))
+                     .findFirst().orElse(null);
+    }
+
+    private static String ratio(Score score, Score baseline) {
+        if (baseline == null) {
+            return "n/a";
+        }
+        return String.format("%.2f (%.2f-%.2f)", score.median() / baseline.median(),
+                             score.min() / baseline.max(), score.max() / baseline.min());
+    }
+
+    private static String number(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format("%,.0f", value);
+    }
+}
