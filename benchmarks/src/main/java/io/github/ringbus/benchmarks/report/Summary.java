@@ -90,7 +90,9 @@ public final class Summary {
             }
             files.add(json.getFileName().toString());
             List<Score> scores = JmhJson.read(json);
-            for (String method : scores.stream().map(Score::method).distinct().toList()) {
+            List<String> methods = scores.stream().sorted(java.util.Comparator.comparingInt(Score::threads))
+                                         .map(Score::method).distinct().toList();
+            for (String method : methods) {
                 String name = CASES.getOrDefault(file + "/" + method, file + ", " + method);
                 for (Score score : scores.stream().filter(s -> s.method().equals(method)).toList()) {
                     anyWide |= score.wide();
