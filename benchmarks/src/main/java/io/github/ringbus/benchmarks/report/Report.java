@@ -43,7 +43,7 @@ public final class Report {
 
         List<Score> scores = JmhJson.read(json);
         System.out.print(ScoreTable.format(scores, baseline, unit, limit, Runtime.getRuntime().availableProcessors()));
-        String title = name + ": " + unit + ", higher is better; boxes: the iterations, lowest to highest";
+        String title = name + ": " + unit + ", higher is better; dots: the iterations, diamonds: their median";
         SpreadChart.write(scores, title, unit, chart);
         System.out.println("Chart: " + chart);
     }

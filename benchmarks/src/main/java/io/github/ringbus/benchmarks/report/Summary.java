@@ -107,7 +107,7 @@ public final class Summary {
                 }
             }
             Path png = results.resolve(file + ".png");
-            SpreadChart.write(scores, file + ": commands/s, higher is better; boxes: the iterations, lowest to highest",
+            SpreadChart.write(scores, file + ": commands/s, higher is better; dots: the iterations, diamonds: their median",
                               "commands/s", png);
             charts.add(png.getFileName().toString());
         }
