@@ -21,10 +21,10 @@ import java.util.Map;
  *
  * <pre>
  * java -cp benchmarks.jar io.github.ringbus.benchmarks.report.Summary RESULTS_DIR
- *      [--command "benchmarks/run"] [--load-at-start 0.12] [--warning "..."]
+ *      [--command "benchmarks/run"] [--load-at-start 0.12] [--warning "..."] [--only postgres]
  * </pre>
  * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json} and {@code roundtrip.json}
- * the directory has.
+ * the directory has ({@code --only}: those of the given names, e.g. after a run of only one case).
  */
 public final class Summary {
 
@@ -43,29 +43,31 @@ public final class Summary {
         System.setProperty("java.awt.headless", "true");
         if (args.length == 0 || args[0].startsWith("--")) {
             throw new IllegalArgumentException(
-                    "usage: Summary RESULTS_DIR [--command TEXT] [--load-at-start LOAD] [--warning TEXT]");
+                    "usage: Summary RESULTS_DIR [--command TEXT] [--load-at-start LOAD] [--warning TEXT] [--only NAMES]");
         }
         Path results = Path.of(args[0]);
         String command = "benchmarks/run";
         String loadAtStart = "not recorded";
         List<String> warnings = new ArrayList<>();
+        List<String> only = List.of("throughput", "limit", "roundtrip", "postgres");
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
+                case "--only" -> only = List.of(args[++i].split(","));
                 case "--command" -> command = args[++i];
                 case "--load-at-start" -> loadAtStart = args[++i];
                 case "--warning" -> warnings.add(args[++i]);
                 default -> throw new IllegalArgumentException("Unknown option " + args[i]);
             }
         }
-        String summary = summarize(results, command, loadAtStart, warnings);
+        String summary = summarize(results, only, command, loadAtStart, warnings);
         Files.writeString(results.resolve("summary.md"), summary);
         System.out.print(summary);
         System.out.println();
         System.out.println("Written to " + results.resolve("summary.md"));
     }
 
-    static String summarize(Path results, String command, String loadAtStart, List<String> warnings)
-            throws IOException {
+    static String summarize(Path results, List<String> only, String command, String loadAtStart,
+                            List<String> warnings) throws IOException {
         StringBuilder md = new StringBuilder("# ringbus benchmark summary\n\n");
         md.append(String.format("`%s`, finished %s; %s.%n", command,
                                 ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")),
@@ -76,7 +78,7 @@ public final class Summary {
         }
 
         Path limitFile = results.resolve("limit.json");
-        double limitPerThread = Files.exists(limitFile) ? JmhJson.read(limitFile).get(0).median() : Double.NaN;
+        double limitPerThread = only.contains("limit") && Files.exists(limitFile) ? JmhJson.read(limitFile).get(0).median() : Double.NaN;
         int cores = Runtime.getRuntime().availableProcessors();
 
         List<String> charts = new ArrayList<>();
@@ -85,7 +87,7 @@ public final class Summary {
         boolean anyWide = false;
         for (String file : List.of("throughput", "postgres")) {
             Path json = results.resolve(file + ".json");
-            if (!Files.exists(json)) {
+            if (!only.contains(file) || !Files.exists(json)) {
                 continue;
             }
             files.add(json.getFileName().toString());
@@ -133,7 +135,7 @@ public final class Summary {
         }
 
         Path roundTrip = results.resolve("roundtrip.json");
-        if (Files.exists(roundTrip)) {
+        if (only.contains("roundtrip") && Files.exists(roundTrip)) {
             files.add("roundtrip.json");
             md.append("## `sendAndWait` round trip from one thread (µs, lower is better)\n\n");
             md.append("| bus | p50 | p99 | p99.9 | p50 × simple | p99 × simple | samples |\n|---|---:|---:|---:|---:|---:|---:|\n");
