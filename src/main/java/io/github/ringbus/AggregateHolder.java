@@ -120,7 +120,7 @@ final class AggregateHolder<T> {
      * @throws Exception when the store cannot be read to rebuild the aggregate
      */
     int beginCommand(CommandSlot slot) throws Exception {
-        int poisoned = (int) POISONED_GENERATION.getAcquire(this);
+        int poisoned = poisonedGeneration();
         if (poisoned >= generation) {
             // Nothing of generation <= poisoned will be appended any more: the store holds the true state. Read it
             // before changing anything: if the read fails, the next command tries again.
@@ -129,7 +129,7 @@ final class AggregateHolder<T> {
             unstored.clear();
             aggregate = rebuilt;
         }
-        long stored = (long) STORED_SEQUENCE.getAcquire(this);
+        long stored = storedSequenceNumber();
         while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
             unstored.pollFirst();
         }
@@ -242,7 +242,27 @@ final class AggregateHolder<T> {
      * @return true when an append of this aggregate failed in that generation or a later one
      */
     boolean isPoisoned(int generation) {
-        return generation <= (int) POISONED_GENERATION.getAcquire(this);
+        return generation <= poisonedGeneration();
+    }
+
+    /**
+     * Acquire semantics, pairing with {@link #poison}: whoever sees a generation poisoned also sees what the poisoning
+     * thread did before (the failed append's bookkeeping).
+     *
+     * @return the highest generation given up so far, or -1
+     */
+    int poisonedGeneration() {
+        return (int) POISONED_GENERATION.getAcquire(this);
+    }
+
+    /**
+     * Acquire semantics, pairing with {@link #storedUpTo}: the handle stage that sees a sequence number here also sees
+     * the append that stored it, so it may drop those events from {@link #unstored} and read them from the store.
+     *
+     * @return the sequence number of this aggregate's last event known to be stored, or -1
+     */
+    long storedSequenceNumber() {
+        return (long) STORED_SEQUENCE.getAcquire(this);
     }
 
     /**
