@@ -44,6 +44,10 @@ import java.util.Set;
  *     <li>Except when the store cannot be reached ({@linkplain #unreachable unreachable}: no connection, connection
  *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
  *     of the batch not yet committed fails with that failure.</li>
+ *     <li>Except when the commit itself failed without the database saying it rolled back ({@link #rolledBack}): the
+ *     transaction may have been committed, so its commands fail with a {@link CommitOutcomeUnknownException} and are
+ *     never appended again (a second append would find them stored, or, on an engine without a unique key, store
+ *     them twice).</li>
  * </ul>
  * Each failed command's aggregate has its current <em>generation</em> poisoned (see {@link AggregateHolder}):
  * later commands that built on the lost events fail here too, including those of the same batch that are still to be
@@ -80,6 +84,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private CommandSlot culprit;
     /** True when the last attempt could not even begin a transaction. */
     private boolean beginFailed;
+    /** True when the last attempt failed in its commit: whether it was committed may be unknown. */
+    private boolean commitFailed;
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction) {
@@ -147,6 +153,16 @@ final class StoreStage implements EventHandler<CommandSlot> {
         while (true) {
             if (failure == null) {
                 stored(group, events);
+            } else if (commitFailed && !rolledBack(failure)) {
+                // The group may be committed: appending it again would fail on the events already there or, on an
+                // engine without a unique key, store them twice. Its commands fail with the outcome unknown.
+                fail(group, outcomeUnknown(group, failure));
+                if (unreachable(failure)) {
+                    for (List<CommandSlot> rest : groups) {
+                        fail(live(rest), failure);
+                    }
+                    return;
+                }
             } else if (beginFailed || unreachable(failure)) {
                 fail(group, failure);
                 for (List<CommandSlot> rest : groups) {
@@ -208,6 +224,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private Throwable attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
         culprit = null;
         beginFailed = false;
+        commitFailed = false;
         Transaction transaction;
         try {
             transaction = transactionManager.startTransaction();
@@ -234,6 +251,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         try {
             transaction.commit();
         } catch (Throwable failure) {
+            commitFailed = true;
             return failure;
         }
         return null;
@@ -290,6 +308,49 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
+    private static CommitOutcomeUnknownException outcomeUnknown(List<CommandSlot> group, Throwable failure) {
+        return new CommitOutcomeUnknownException(
+                "The commit of " + group.size() + " command(s)' events failed without saying whether they were "
+                        + "committed; they may be stored, and are not appended again: " + failure, failure);
+    }
+
+    /**
+     * Whether a failure of {@code commit()} says that the database rolled the transaction back: anywhere in its causes,
+     * an SQLState of class 23 (integrity constraint violation, of a deferred constraint), 40 (transaction rollback:
+     * serialization failure, deadlock) or 25P02 (the transaction was aborted). Any other failure of a commit leaves
+     * its outcome unknown.
+     *
+     * @param failure what a commit threw
+     * @return true when nothing of the transaction was committed
+     */
+    static boolean rolledBack(Throwable failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        ArrayDeque<Throwable> pending = new ArrayDeque<>();
+        pending.add(failure);
+        while (!pending.isEmpty() && seen.size() < 64) {
+            Throwable t = pending.poll();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof SQLException sqlException) {
+                String state = sqlException.getSQLState();
+                if (state != null && (state.startsWith("23") || state.startsWith("40") || state.equals("25P02"))) {
+                    return true;
+                }
+                if (sqlException.getNextException() != null) {
+                    pending.add(sqlException.getNextException());
+                }
+            }
+            if (t.getCause() != null) {
+                pending.add(t.getCause());
+            }
+            for (Throwable suppressed : t.getSuppressed()) {
+                pending.add(suppressed);
+            }
+        }
+        return false;
+    }
+
     private static boolean isPoisoned(CommandSlot slot) {
         return slot.holder != null && slot.holder.isPoisoned(slot.generation);
     }
@@ -297,7 +358,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private static EventStoreException poisoned(CommandSlot slot) {
         return new EventStoreException(
                 "Command [" + slot.commandName() + "] was handled on top of events of aggregate ["
-                        + slot.holder.identifier() + "] that failed to be stored; it is rejected");
+                        + slot.holder.identifier() + "] that failed to be stored (or whose commit had an unknown "
+                        + "outcome); it is rejected, and nothing of it is stored");
     }
 
     private void append(List<EventMessage<?>> events) {

@@ -35,6 +35,7 @@ class ArchitectureTest {
             "io.github.ringbus.WaitStrategyChoice",
             "io.github.ringbus.Topology",
             "io.github.ringbus.RingFullException",
+            "io.github.ringbus.CommitOutcomeUnknownException",
             "io.github.ringbus.PipelineWaitException",
             "io.github.ringbus.PipelineMonitor",
             "io.github.ringbus.StageTimes",
