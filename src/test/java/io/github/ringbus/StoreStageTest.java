@@ -3,13 +3,17 @@ package io.github.ringbus;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.modelling.command.ConcurrencyException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -117,5 +121,68 @@ class StoreStageTest {
 
         assertThat(next).allMatch(slot -> slot.storeFailure == null);
         assertThat(engine.storedAppends()).containsExactly(List.of("a"), List.of("c", "d"));
+    }
+
+    /** Transactions whose first commit throws {@code failure} after the engine's appends went through. */
+    private static final class FirstCommitThrows implements TransactionManager {
+
+        final AtomicInteger started = new AtomicInteger();
+        private final RuntimeException failure;
+
+        FirstCommitThrows(RuntimeException failure) {
+            this.failure = failure;
+        }
+
+        @Override
+        public Transaction startTransaction() {
+            int number = started.incrementAndGet();
+            return new Transaction() {
+                @Override
+                public void commit() {
+                    if (number == 1) {
+                        throw failure;
+                    }
+                }
+
+                @Override
+                public void rollback() {
+                }
+            };
+        }
+    }
+
+    private StoreStage stageWith(TransactionManager transactions) {
+        return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true);
+    }
+
+    @Test
+    void aCommitThatFailsWithoutSayingItRolledBackFailsItsCommandsAsOutcomeUnknownAndIsNeverAppendedAgain() {
+        FirstCommitThrows transactions = new FirstCommitThrows(new IllegalStateException("after-commit hook failed"));
+        StoreStage stage = stageWith(transactions);
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        for (int i = 0; i < slots.size(); i++) {
+            stage.onEvent(slots.get(i), i, i == slots.size() - 1);
+        }
+
+        assertThat(slots).allMatch(slot -> slot.storeFailure instanceof CommitOutcomeUnknownException);
+        assertThat(transactions.started).hasValue(1);
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b", "c", "d"));
+    }
+
+    @Test
+    void aCommitTheDatabaseRolledBackIsTriedAgainApartLikeAFailedAppend() {
+        RuntimeException serializationFailure = new IllegalStateException(
+                "commit failed", new SQLException("could not serialize access", "40001"));
+        FirstCommitThrows transactions = new FirstCommitThrows(serializationFailure);
+        StoreStage stage = stageWith(transactions);
+        List<CommandSlot> slots = batch("a", "b");
+
+        for (int i = 0; i < slots.size(); i++) {
+            stage.onEvent(slots.get(i), i, i == slots.size() - 1);
+        }
+
+        assertThat(transactions.started.get()).isGreaterThan(1);
+        assertThat(slots).noneMatch(slot -> slot.storeFailure instanceof CommitOutcomeUnknownException);
     }
 }

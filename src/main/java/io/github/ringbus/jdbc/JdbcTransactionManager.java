@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLTransactionRollbackException;
 import java.util.Objects;
 import javax.sql.DataSource;
 
@@ -143,8 +144,10 @@ public final class JdbcTransactionManager implements TransactionManager {
             try {
                 if (rollbackOnly) {
                     connection.rollback();
+                    // SQLState 40000 (transaction rollback): whoever reads the failure knows nothing was committed.
                     failure = new JdbcException(
-                            "The transaction was rolled back: a part of it failed and marked it rollback-only", null);
+                            "The transaction was rolled back: a part of it failed and marked it rollback-only",
+                            new SQLTransactionRollbackException("rolled back: marked rollback-only", "40000"));
                 } else {
                     connection.commit();
                 }

@@ -132,16 +132,17 @@ public final class Torture {
     private final int epochs;
     private final PrintStream out;
 
-    // --- the model: one entry per command id (id = local index * dispatchers + dispatcher) -------------------------
+    // --- the model: one entry per command id (ids in dispatch order over all dispatchers) -------------------------
     private final int capacity;
     private final AtomicIntegerArray outcome;
     private final int[] aggregateOf;
     private final byte[] kind;
+    private final byte[] dispatcherOf;
+    private final AtomicLong nextId = new AtomicLong();
     private final byte[] fault;
     private final long[] ackedResult;
     /** Per aggregate: 0 not opened, 1 open dispatched, 2 open acknowledged. */
     private final AtomicIntegerArray opened;
-    private final long[] nextLocal;
     private final int[] nextToOpen;
     private final List<ConcurrentLinkedQueue<Integer>> reopen = new ArrayList<>();
     private final AtomicLong dispatched = new AtomicLong();
@@ -163,14 +164,14 @@ public final class Torture {
         this.aggregates = aggregates;
         this.epochs = epochs;
         this.out = out;
-        this.capacity = Math.toIntExact(commands + (long) dispatchers * (aggregates / dispatchers + 2) + 1024);
+        this.capacity = Math.toIntExact(commands + 1024);
         this.outcome = new AtomicIntegerArray(capacity);
         this.aggregateOf = new int[capacity];
         this.kind = new byte[capacity];
+        this.dispatcherOf = new byte[capacity];
         this.fault = new byte[capacity];
         this.ackedResult = new long[capacity];
         this.opened = new AtomicIntegerArray(aggregates);
-        this.nextLocal = new long[dispatchers];
         this.nextToOpen = new int[dispatchers];
         for (int d = 0; d < dispatchers; d++) {
             nextToOpen[d] = d;
@@ -208,8 +209,13 @@ public final class Torture {
         long perEpoch = (commands + epochs - 1) / epochs;
         int epoch = 0;
         while (dispatched.get() < commands) {
-            long quota = Math.min(perEpoch, commands - dispatched.get());
+            // Epochs cut short by their shutdown leave more to the next ones.
+            long quota = Math.min(Math.max(perEpoch, dispatchers), commands - dispatched.get());
+            long before = dispatched.get();
             runEpoch(server, epoch++, quota);
+            if (dispatched.get() == before) {
+                throw new IllegalStateException("Epoch " + (epoch - 1) + " dispatched nothing");
+            }
         }
         long tortureNanos = System.nanoTime() - started;
         checkOutcomesComplete();
@@ -230,7 +236,7 @@ public final class Torture {
         int handlerThreads = compact ? 1 : 1 + settings.nextInt(2);
         PublishMode publishMode = settings.nextBoolean() ? PublishMode.IN_TRANSACTION : PublishMode.PARALLEL;
         WaitStrategyChoice wait = settings.nextBoolean() ? WaitStrategyChoice.ADAPTIVE : WaitStrategyChoice.BLOCKING;
-        int cacheSize = settings.nextBoolean() ? 1_000 : 100_000;
+        int cacheSize = settings.nextBoolean() ? 4_000 : 100_000;
         int maxBatchEvents = settings.nextBoolean() ? 64 : 1_024;
         int ringSize = settings.nextBoolean() ? 1_024 : 4_096;
         // Most epochs are cut short by a shutdown while the dispatchers are busy; some drain to their end.
@@ -279,8 +285,13 @@ public final class Torture {
                 int dispatcher = d;
                 long share = quota / dispatchers + (d < quota % dispatchers ? 1 : 0);
                 Random random = new Random(seed * 7_919L + epoch * 104_729L + d);
-                threads.add(started("torture-dispatcher-" + d,
-                                    () -> dispatch(bus, dispatcher, share, random, epochOver)));
+                threads.add(started("torture-dispatcher-" + d, () -> {
+                    try {
+                        dispatch(bus, dispatcher, share, random, epochOver);
+                    } catch (RuntimeException | Error e) {
+                        violation("dispatcher " + dispatcher + " failed: " + e);
+                    }
+                }));
             }
             Thread killer = started("torture-backend-killer",
                                     () -> terminateBackends(server, new Random(killerSeed), epochOver));
@@ -360,10 +371,11 @@ public final class Torture {
     }
 
     private int nextId(int dispatcher) {
-        long id = nextLocal[dispatcher]++ * dispatchers + dispatcher;
+        long id = nextId.getAndIncrement();
         if (id >= capacity) {
             throw new IllegalStateException("More commands than the model holds: " + id);
         }
+        dispatcherOf[(int) id] = (byte) dispatcher;
         return (int) id;
     }
 
@@ -454,7 +466,7 @@ public final class Torture {
                 if (reported == ACKED) {
                     opened.set(aggregateOf[id], 2);
                 } else if (reported == FAILED_KNOWN) {
-                    reopen.get(id % dispatchers).add(aggregateOf[id]);
+                    reopen.get(dispatcherOf[id]).add(aggregateOf[id]);
                 }
             }
             window.release();
@@ -478,8 +490,9 @@ public final class Torture {
             if (!seen.add(t)) {
                 continue;
             }
-            if (t instanceof InjectedFailure && t.getMessage().contains(Fault.COMMIT_UNKNOWN.name())) {
-                return true;
+            if (t instanceof InjectedFailure) {
+                // Only the commit that went through leaves the outcome unknown; the other store faults roll back.
+                return t.getMessage().contains(Fault.COMMIT_UNKNOWN.name());
             }
             if (t instanceof SQLException || t instanceof ConcurrencyException) {
                 return true;
@@ -641,8 +654,10 @@ public final class Torture {
                 @Override
                 public void commit() {
                     if (afterWrite) {
+                        // As a deferred constraint that fails at COMMIT: the database rolls back and says so.
                         transaction.rollback();
-                        throw new InjectedFailure(Fault.STORE_AFTER_WRITE, -1);
+                        throw new InjectedFailure(Fault.STORE_AFTER_WRITE, -1, new SQLException(
+                                "injected: deferred constraint failed at commit", "23514"));
                     }
                     transaction.commit();
                     long id = commitUnknown;
@@ -663,7 +678,7 @@ public final class Torture {
     private void terminateBackends(PostgresServer server, Random random, AtomicBoolean epochOver) {
         while (!epochOver.get()) {
             try {
-                Thread.sleep(150 + random.nextInt(1_200));
+                Thread.sleep(1_000 + random.nextInt(3_000));
             } catch (InterruptedException e) {
                 return;
             }
@@ -697,17 +712,8 @@ public final class Torture {
 
     // --- checks ----------------------------------------------------------------------------------------------------
 
-    /** @return true when {@code id} was given to a command */
-    private boolean issued(int id) {
-        return id / dispatchers < nextLocal[id % dispatchers];
-    }
-
     private long idsIssued() {
-        long ids = 0;
-        for (int d = 0; d < dispatchers; d++) {
-            ids = Math.max(ids, nextLocal[d] * dispatchers);
-        }
-        return ids;
+        return Math.min(nextId.get(), capacity);
     }
 
     private void checkOutcomesComplete() {
@@ -747,7 +753,7 @@ public final class Torture {
                     int aggregate = -1;
                     long expectedSequence = 0;
                     long balance = 0;
-                    long[] lastLocalOf = new long[dispatchers];
+                    long[] lastIdOf = new long[dispatchers];
                     long lastId = -1;
                     while (rows.next()) {
                         String identifier = rows.getString(1);
@@ -761,7 +767,7 @@ public final class Torture {
                             result.aggregatesStored++;
                             expectedSequence = 0;
                             balance = 0;
-                            Arrays.fill(lastLocalOf, -1);
+                            Arrays.fill(lastIdOf, -1);
                             lastId = -1;
                         }
                         if (sequence != expectedSequence) {
@@ -793,14 +799,12 @@ public final class Torture {
                             }
                             storedBalance[command] = recorded;
                         }
-                        int dispatcher = command % dispatchers;
-                        long local = command / dispatchers;
-                        if (id != lastId && local <= lastLocalOf[dispatcher]) {
+                        int dispatcher = dispatcherOf[command];
+                        if (id != lastId && id <= lastIdOf[dispatcher]) {
                             violation(identifier + "/" + sequence + ": command " + id + " of dispatcher " + dispatcher
-                                              + " stored after its later command " + (lastLocalOf[dispatcher]
-                                              * dispatchers + dispatcher));
+                                              + " stored after its later command " + lastIdOf[dispatcher]);
                         }
-                        lastLocalOf[dispatcher] = Math.max(lastLocalOf[dispatcher], local);
+                        lastIdOf[dispatcher] = Math.max(lastIdOf[dispatcher], id);
                         lastId = id;
                         balances[aggregate] = balance;
                     }
@@ -810,12 +814,6 @@ public final class Torture {
         long ids = idsIssued();
         long[] modelBalances = new long[aggregates];
         for (int id = 0; id < ids; id++) {
-            if (!issued(id)) {
-                if (eventsOf[id] != 0) {
-                    violation("command " + id + " was never issued, yet events of it are stored");
-                }
-                continue;
-            }
             int reported = outcome.get(id);
             result.byOutcome[reported]++;
             int expectedEvents = kind[id] == DEPOSIT_IN_TWO ? 2 : 1;
@@ -956,6 +954,10 @@ public final class Torture {
         out.println("faults injected (commands carrying each): " + faults);
         out.printf("commits that reported failure after committing: %,d; database backends terminated: %,d%n",
                    commitUnknownFired.sum(), backendsTerminated.sum());
+        Map<String, Long> byFailure = new java.util.HashMap<>();
+        failures.values().forEach(f -> byFailure.merge(f.replaceAll("\\[[^]]*]|\\d+", "#"), 1L, Long::sum));
+        byFailure.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(12)
+                 .forEach(e -> out.printf("  failed %,8d x %s%n", e.getValue(), e.getKey()));
         out.printf("unknown outcomes: %,d stored, %,d absent%n", verification.unknownStored,
                    verification.unknownAbsent);
         out.printf("stored: %,d events of %,d accounts; %,d snapshots%n", verification.events,

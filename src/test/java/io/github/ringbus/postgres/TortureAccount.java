@@ -44,7 +44,11 @@ public class TortureAccount {
     public static final class InjectedFailure extends RuntimeException {
 
         public InjectedFailure(Fault fault, long commandId) {
-            super("Injected " + fault + " in command " + commandId, null, false, false);
+            this(fault, commandId, null);
+        }
+
+        public InjectedFailure(Fault fault, long commandId, Throwable cause) {
+            super("Injected " + fault + " in command " + commandId, cause, false, false);
         }
     }
 

@@ -26,7 +26,7 @@ class TortureTest {
         long seed = Long.getLong("torture.seed", ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE));
         long commands = Long.getLong("torture.commands", 1_000_000L);
         int dispatchers = Integer.getInteger("torture.dispatchers", 8);
-        int aggregates = Integer.getInteger("torture.aggregates", (int) Math.max(10_000, commands / 200));
+        int aggregates = Integer.getInteger("torture.aggregates", (int) Math.max(11_000, commands / 200));
         int epochs = Integer.getInteger("torture.epochs", (int) Math.max(4, Math.min(40, commands / 250_000)));
         Path log = Path.of("target", "torture-" + seed + ".log");
         Files.createDirectories(log.getParent());
