@@ -2,7 +2,8 @@
  * The command bus. Its public types are the whole of what a user relies on: {@link io.github.ringbus.RingCommandBus}
  * and its builder; the settings' enums ({@link io.github.ringbus.PublishMode}, {@link io.github.ringbus.FullRingPolicy},
  * {@link io.github.ringbus.WaitStrategyChoice}); the exceptions a dispatch may report
- * ({@link io.github.ringbus.RingFullException}, {@link io.github.ringbus.PipelineWaitException}); the monitor types
+ * ({@link io.github.ringbus.RingFullException}, {@link io.github.ringbus.PipelineWaitException},
+ * {@link io.github.ringbus.CommitOutcomeUnknownException}); the monitor types
  * ({@link io.github.ringbus.PipelineMonitor}, {@link io.github.ringbus.StageTimes},
  * {@link io.github.ringbus.StoreBatchListener}); the event store that splits store and publish
  * ({@link io.github.ringbus.RingEventStore}); and the module that routes an Axon configuration's aggregates through
