@@ -71,6 +71,12 @@ class CrashRecoveryTest {
             boolean killServer = round == rounds - 1;
             Child child = Child.start(server.jdbcUrl(), round, seed + round);
             child.awaitReady();
+            // The kill comes at a random moment after the first acknowledgement: on a busy machine the child may
+            // take longer than the whole random interval to acknowledge anything.
+            long firstDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (child.acknowledged.isEmpty() && System.nanoTime() < firstDeadline) {
+                Thread.sleep(5);
+            }
             Thread.sleep(300 + random.nextInt(1200));
             long acknowledgedAfterRestart = 0;
             if (killServer) {
