@@ -69,6 +69,8 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
     private final Duration leaveGracePeriod;
     private volatile ConsistentHash consistentHash = new ConsistentHash();
     private volatile boolean joined;
+    /** Set once the node announced that it takes no more commands. */
+    private volatile boolean leaving;
 
     private DistributedRingCommandBus(Builder builder) {
         this.ring = builder.localSegment;
@@ -120,9 +122,16 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         bus.dispatch(command, callback);
     }
 
+    /**
+     * Subscribes the handler on the ring and announces the command to the other nodes. Cancelling the subscription
+     * announces it too, except once the node has stopped taking commands (shutdown): the other nodes already route
+     * nothing to it, and an announcement sent just before the node leaves could reach a node after the view without
+     * it, which would then keep a member that no longer exists.
+     */
     @Override
     public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
-        return bus.subscribe(commandName, handler);
+        Registration registration = bus.subscribe(commandName, handler);
+        return () -> leaving || registration.cancel();
     }
 
     @Override
@@ -171,12 +180,16 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
     @Override
     public void registerLifecycleHandlers(LifecycleRegistry lifecycle) {
         ring.registerLifecycleHandlers(lifecycle);
-        bus.registerLifecycleHandlers(lifecycle);
+        // Not the distributed bus's own handlers: it would announce a second time that the node takes no more
+        // commands, just before the node leaves, and a node that receives that announcement after the view without
+        // the node would keep it in its consistent hash (JGroupsConnector handles the two on different threads).
         // After the ring started (LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1) and the handlers subscribed.
         lifecycle.onStart(Phase.INBOUND_COMMAND_CONNECTOR, this::join);
         // Before the ring drains (INBOUND_EVENT_CONNECTORS + 1).
         lifecycle.onShutdown(Phase.INBOUND_EVENT_CONNECTORS + 2, this::stopTakingCommands);
-        // After the ring drained and the distributed bus's outbound commands finished (OUTBOUND_COMMAND_CONNECTORS).
+        // After the ring drained: the commands this node sent to others finish (as the distributed bus's own handler).
+        lifecycle.onShutdown(Phase.OUTBOUND_COMMAND_CONNECTORS, bus::shutdownDispatching);
+        // Then the node leaves the view.
         lifecycle.onShutdown(Phase.OUTBOUND_COMMAND_CONNECTORS - 1, this::leave);
     }
 
@@ -224,6 +237,7 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         if (!joined) {
             return;
         }
+        leaving = true;
         bus.disconnect();
         try {
             Thread.sleep(leaveGracePeriod.toMillis());

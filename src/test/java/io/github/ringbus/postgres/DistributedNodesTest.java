@@ -58,6 +58,7 @@ class DistributedNodesTest {
     private static final long SECONDS = Long.getLong("distributed.seconds", 1);
 
     private static PostgresServer server;
+    private static final long T0 = System.nanoTime();
     private final List<Node> started = new ArrayList<>();
     private final Map<Long, String> acknowledged = new ConcurrentHashMap<>();
     private final Map<Long, Long> acknowledgedBalance = new ConcurrentHashMap<>();
@@ -94,7 +95,9 @@ class DistributedNodesTest {
         for (Node node : nodes) {
             node.ask("AWAIT 3", "MEMBERS 3");
         }
+        log("three nodes joined");
         nodes[0].ask("OPEN 0 " + ACCOUNTS, "OPENED");
+        log("accounts opened");
 
         // 1. stable
         for (Node node : nodes) {
@@ -112,6 +115,7 @@ class DistributedNodesTest {
                 .as("the nodes that handled %s on a stable cluster", account).hasSize(1));
         assertThat(nodesOfAccount.values().stream().flatMap(Set::stream).collect(Collectors.toSet()))
                 .as("every node handles a share").containsExactlyInAnyOrder("node0", "node1", "node2");
+        log("stable phase checked");
         System.out.printf("DistributedNodesTest stable: %,d acknowledged%n", acknowledged.size());
 
         // 2. a node killed mid-stream, then started again
@@ -127,11 +131,13 @@ class DistributedNodesTest {
         System.out.printf("DistributedNodesTest: the survivors saw the kill after %d ms%n",
                           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
         Thread.sleep(1000 * SECONDS);
+        log("kill seen");
         nodes[2] = start("node2", ports[2], hosts);
         nodes[2].awaitReady();
         for (Node node : nodes) {
             node.ask("AWAIT 3", "MEMBERS 3");
         }
+        log("node2 rejoined");
         nodes[2].send("RUN 2 -1");
         Thread.sleep(1000 * SECONDS);
         for (Node node : nodes) {
@@ -145,7 +151,9 @@ class DistributedNodesTest {
         System.out.printf("DistributedNodesTest kill: failures %s%n", kinds);
         assertThat(kinds.keySet()).as("failures around the kill: only commands lost in flight to the killed node")
                                   .isSubsetOf(Set.of("lost"));
+        log("kill phase checked");
         assertBalancesAreTheStores(nodes[0], "after the rejoin");
+        log("balances checked");
         clearFailures(nodes);
 
         // 3. a node shut down gracefully mid-stream
@@ -158,6 +166,7 @@ class DistributedNodesTest {
         nodes[2].ask("LEAVE", "LEFT");
         assertThat(nodes[2].process.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(nodes[2].process.exitValue()).isZero();
+        log("node2 left");
         nodes[0].ask("AWAIT 2", "MEMBERS 2");
         nodes[1].ask("AWAIT 2", "MEMBERS 2");
         Thread.sleep(1000 * SECONDS);
@@ -168,10 +177,16 @@ class DistributedNodesTest {
         checkTheStore("after the graceful leave");
         assertThat(failures(nodes)).as("failures around a graceful leave").isEmpty();
 
+        log("graceful leave checked");
         // 4. no stale state
         assertBalancesAreTheStores(nodes[1], "after the graceful leave");
+        log("balances checked");
         System.out.printf("DistributedNodesTest: %,d deposits acknowledged over the run, all stored once%n",
                           acknowledged.size());
+    }
+
+    private static void log(String what) {
+        System.out.printf("DistributedNodesTest %6.1f s: %s%n", (System.nanoTime() - T0) / 1e9, what);
     }
 
     // --- checks ------------------------------------------------------------------------------------------------------
