@@ -50,7 +50,9 @@ class ArchitectureTest {
             "io.github.ringbus.spring.InvalidRingbusPropertyException",
             // ringbus on several nodes (issue 14)
             "io.github.ringbus.distributed.DistributedRingCommandBus",
-            "io.github.ringbus.distributed.DistributedRingCommandBus$Builder");
+            "io.github.ringbus.distributed.DistributedRingCommandBus$Builder",
+            "io.github.ringbus.spring.RingbusDistributedAutoConfiguration",
+            "io.github.ringbus.spring.RingbusDistributedProperties");
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
