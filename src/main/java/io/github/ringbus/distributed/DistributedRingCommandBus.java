@@ -18,6 +18,8 @@ import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.serialization.Serializer;
+import org.axonframework.commandhandling.callbacks.LoggingCallback;
+import org.jgroups.Address;
 import org.jgroups.JChannel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,13 +29,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A node of several: Axon's {@link DistributedCommandBus} over Axon's {@link JGroupsConnector}, with a
  * {@link RingCommandBus} as its local segment. Every command goes to the node that owns its routing key (by default
  * the {@code @TargetAggregateIdentifier}, through Axon's consistent hash), so each aggregate's commands run on one
- * node's ring at a time while the membership is stable.
+ * node's ring at a time while the membership is stable. A command of this node's own share goes straight to the
+ * ring (the local short-cut; {@link Builder#localShortcut(boolean)}); the others are serialized and sent over JGroups.
+ * Dispatch interceptors run on the dispatching node, before routing.
  * <p>
  * <b>Lifecycle</b> (Axon's phases; registering this bus registers the ring's and the distributed bus's handlers too):
  * <ol>
@@ -64,6 +69,9 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
     private final JChannel channel;
     private final JGroupsConnector connector;
     private final DistributedCommandBus bus;
+    private final boolean localShortcut;
+    private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors =
+            new CopyOnWriteArrayList<>();
     private final int loadFactor;
     private final Duration joinTimeout;
     private final Duration leaveGracePeriod;
@@ -76,6 +84,7 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         this.ring = builder.localSegment;
         this.channel = builder.channel != null ? builder.channel : JGroupsChannels.tcp(builder);
         this.loadFactor = builder.loadFactor;
+        this.localShortcut = builder.localShortcut;
         this.joinTimeout = builder.joinTimeout;
         this.leaveGracePeriod = builder.leaveGracePeriod;
         if (builder.nodeName != null) {
@@ -114,12 +123,35 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
 
     @Override
     public <C> void dispatch(CommandMessage<C> command) {
-        bus.dispatch(command);
+        dispatch(command, LoggingCallback.INSTANCE);
     }
 
+    /**
+     * Sends the command to the node that owns its routing key; with the local short-cut (the default), a command of
+     * this node's own share goes straight to the ring, neither serialized nor through JGroups.
+     */
     @Override
+    @SuppressWarnings("unchecked")
     public <C, R> void dispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
-        bus.dispatch(command, callback);
+        Objects.requireNonNull(command, "DistributedRingCommandBus.dispatch: the command must not be null");
+        Objects.requireNonNull(callback, "DistributedRingCommandBus.dispatch: the callback must not be null");
+        CommandMessage<C> intercepted = command;
+        for (MessageDispatchInterceptor<? super CommandMessage<?>> interceptor : dispatchInterceptors) {
+            intercepted = (CommandMessage<C>) interceptor.handle(intercepted);
+        }
+        if (localShortcut && isOwnedHere(intercepted)) {
+            ring.dispatch(intercepted, callback);
+        } else {
+            bus.dispatch(intercepted, callback);
+        }
+    }
+
+    private boolean isOwnedHere(CommandMessage<?> command) {
+        Address self = channel.getAddress();
+        return self != null && connector.findDestination(command)
+                                        .flatMap(member -> member.getConnectionEndpoint(Address.class))
+                                        .map(self::equals)
+                                        .orElse(false);
     }
 
     /**
@@ -140,10 +172,12 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         return bus.registerHandlerInterceptor(handlerInterceptor);
     }
 
+    /** Applied on the dispatching node, before the command is routed. */
     @Override
     public Registration registerDispatchInterceptor(
             MessageDispatchInterceptor<? super CommandMessage<?>> dispatchInterceptor) {
-        return bus.registerDispatchInterceptor(dispatchInterceptor);
+        dispatchInterceptors.add(dispatchInterceptor);
+        return () -> dispatchInterceptors.remove(dispatchInterceptor);
     }
 
     /**
@@ -282,8 +316,18 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         private Duration joinTimeout = Duration.ofSeconds(30);
         private Duration leaveGracePeriod = Duration.ofSeconds(1);
         private Duration failureDetectionTimeout = Duration.ofSeconds(3);
+        private boolean localShortcut = true;
 
         private Builder() {
+        }
+
+        /**
+         * Whether a command of this node's own share goes straight to the ring (default true), or is serialized and
+         * sent through JGroups to this node like any other (as Axon's {@code DistributedCommandBus} does).
+         */
+        public Builder localShortcut(boolean localShortcut) {
+            this.localShortcut = localShortcut;
+            return this;
         }
 
         /** The ring this node runs its share of the commands on. Required. */

@@ -53,6 +53,10 @@ class DistributedRingCommandBusTest {
     }
 
     private Configuration startNode(String name, int port, List<String> hosts) {
+        return startNode(name, port, hosts, true);
+    }
+
+    private Configuration startNode(String name, int port, List<String> hosts, boolean localShortcut) {
         Configuration node = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(engine).build())
                 .configureAggregate(Account.class)
@@ -69,6 +73,7 @@ class DistributedRingCommandBusTest {
                         .bind("127.0.0.1", port)
                         .initialHosts(hosts)
                         .leaveGracePeriod(Duration.ofMillis(200))
+                        .localShortcut(localShortcut)
                         .build())
                 .start();
         nodes.add(node);
@@ -115,6 +120,61 @@ class DistributedRingCommandBusTest {
             handledBy.addAll(nodesOfAccount.stream().map(String::valueOf).toList());
         }
         assertThat(handledBy).as("every node handles a share").containsExactlyInAnyOrder("a", "b");
+    }
+
+    /** Dispatches through the node's bus and answers the thread its callback ran on. */
+    private static String callbackThreadOf(Configuration node, Object payload) throws Exception {
+        java.util.concurrent.CompletableFuture<String> thread = new java.util.concurrent.CompletableFuture<>();
+        node.commandBus().dispatch(org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage(payload),
+                                   (command, result) -> {
+                                       if (result.isExceptional()) {
+                                           thread.completeExceptionally(result.exceptionResult());
+                                       } else {
+                                           thread.complete(Thread.currentThread().getName());
+                                       }
+                                   });
+        return thread.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aCommandOfTheNodesOwnShareGoesStraightToTheRing() throws Exception {
+        int port = freePort();
+        Configuration alone = startNode("a", port, List.of("127.0.0.1:" + port));
+        awaitMembers(alone, 1);
+
+        assertThat(callbackThreadOf(alone, new Open("acc"))).as("completed by the ring itself").startsWith("ring-a");
+    }
+
+    @Test
+    void withoutTheLocalShortCutEveryCommandTravelsThroughTheConnector() throws Exception {
+        int port = freePort();
+        Configuration alone = startNode("a", port, List.of("127.0.0.1:" + port), false);
+        awaitMembers(alone, 1);
+
+        assertThat(callbackThreadOf(alone, new Open("acc"))).as("answered by the connector's reply")
+                                                            .doesNotStartWith("ring-a");
+    }
+
+    @Test
+    void dispatchInterceptorsRunOnceOnTheDispatchingNodeWhicheverNodeHandlesTheCommand() throws Exception {
+        int portA = freePort();
+        int portB = freePort();
+        List<String> hosts = List.of("127.0.0.1:" + portA, "127.0.0.1:" + portB);
+        Configuration a = startNode("a", portA, hosts);
+        Configuration b = startNode("b", portB, hosts);
+        awaitMembers(a, 2);
+        awaitMembers(b, 2);
+        java.util.concurrent.atomic.AtomicInteger intercepted = new java.util.concurrent.atomic.AtomicInteger();
+        a.commandBus().registerDispatchInterceptor(messages -> (i, m) -> {
+            intercepted.incrementAndGet();
+            return m;
+        });
+
+        for (int i = 0; i < 20; i++) {
+            a.commandGateway().sendAndWait(new Open("acc-" + i));
+        }
+
+        assertThat(intercepted).hasValue(20);
     }
 
     @Test
