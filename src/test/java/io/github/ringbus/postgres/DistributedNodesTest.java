@@ -3,6 +3,7 @@ package io.github.ringbus.postgres;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.jdbc.JdbcTransactionManager;
 import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.TrackedEventMessage;
 import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +20,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -29,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -108,6 +111,7 @@ class DistributedNodesTest {
         for (Node node : nodes) {
             node.awaitDone();
         }
+        log("stable phase run");
         Map<String, List<DomainEventMessage<?>>> store = checkTheStore("stable");
         assertThat(failures(nodes)).as("failures on a stable cluster").isEmpty();
         Map<String, Set<Object>> nodesOfAccount = new HashMap<>();
@@ -204,13 +208,20 @@ class DistributedNodesTest {
         dataSource.setUrl(server.jdbcUrl());
         JdbcEventStorageEngine reader = PostgresServer.engine(new JdbcTransactionManager(dataSource));
         Map<String, List<DomainEventMessage<?>>> store = new HashMap<>();
+        try (Stream<? extends TrackedEventMessage<?>> all = reader.readEvents(null, false)) {
+            // every event in the order of the store's global index: each account's in order of sequence number
+            all.forEach(event -> {
+                DomainEventMessage<?> domainEvent = (DomainEventMessage<?>) event;
+                store.computeIfAbsent(domainEvent.getAggregateIdentifier(), a -> new ArrayList<>()).add(domainEvent);
+            });
+        }
+        store.values().forEach(events -> events.sort(Comparator.comparingLong(DomainEventMessage::getSequenceNumber)));
         Map<Long, Integer> storedTimes = new HashMap<>();
         Map<Long, String> storedIn = new HashMap<>();
         Map<Long, Long> balanceAt = new HashMap<>();
         for (int i = 0; i < ACCOUNTS; i++) {
             String account = DistributedNodeChild.account(i);
-            List<DomainEventMessage<?>> events = reader.readEvents(account).asStream().collect(Collectors.toList());
-            store.put(account, events);
+            List<DomainEventMessage<?>> events = store.getOrDefault(account, List.of());
             long balance = 0;
             for (int s = 0; s < events.size(); s++) {
                 DomainEventMessage<?> event = events.get(s);
@@ -240,6 +251,7 @@ class DistributedNodesTest {
     /** Asks every account's balance through the cluster: each must be what the store holds. */
     private void assertBalancesAreTheStores(Node node, String when) throws Exception {
         Map<String, Long> answered = node.balances();
+        log("balances asked");
         Map<String, List<DomainEventMessage<?>>> store = checkTheStore(when);
         int stale = 0;
         for (int i = 0; i < ACCOUNTS; i++) {
