@@ -146,7 +146,12 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         }
     }
 
-    private boolean isOwnedHere(CommandMessage<?> command) {
+    /**
+     * @param command a command
+     * @return true when this node owns the command's routing key in its current consistent hash (the command would
+     * run on this node's ring); any thread
+     */
+    public boolean isOwnedHere(CommandMessage<?> command) {
         Address self = channel.getAddress();
         return self != null && connector.findDestination(command)
                                         .flatMap(member -> member.getConnectionEndpoint(Address.class))

@@ -120,6 +120,14 @@ class DistributedRingCommandBusTest {
             handledBy.addAll(nodesOfAccount.stream().map(String::valueOf).toList());
         }
         assertThat(handledBy).as("every node handles a share").containsExactlyInAnyOrder("a", "b");
+        for (int i = 0; i < 40; i++) {
+            CommandMessage<?> probe = org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage(
+                    new Deposit("acc-" + i, 1));
+            Object handler = engine.readEvents("acc-" + i).asStream().findFirst().orElseThrow().getMetaData()
+                                   .get("node");
+            assertThat(busOf(a).isOwnedHere(probe)).as("acc-%d owned by a", i).isEqualTo(handler.equals("a"));
+            assertThat(busOf(b).isOwnedHere(probe)).as("acc-%d owned by b", i).isEqualTo(handler.equals("b"));
+        }
     }
 
     /** Dispatches through the node's bus and answers the thread its callback ran on. */

@@ -39,7 +39,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <ol>
  *   <li>{@code ring}: a ringbus alone (the baseline);</li>
  *   <li>{@code 1 node}: the same ring as the local segment of a {@code DistributedRingCommandBus} with no other node
- *   (every command still goes through the JGroups connector: serialized, sent to itself, answered);</li>
+ *   (every command is of the node's own share: the local short-cut);</li>
+ *   <li>{@code 1 node, every command a hop}: the same without the local short-cut: every command goes through the
+ *   JGroups connector (serialized, sent to the node itself over JGroups, answered), what a remote command costs the
+ *   two machines together;</li>
  *   <li>{@code 3 nodes, one dispatching}: three node JVMs, all commands dispatched on one (two thirds travel to
  *   another node);</li>
  *   <li>{@code 3 nodes, all dispatching}: the same, commands dispatched on every node, summed;</li>
@@ -83,10 +86,16 @@ public final class DistributedMain {
         ring.shutdown();
 
         int port = freePort();
-        Configuration single = node("single", port, List.of("127.0.0.1:" + port));
+        Configuration single = node("single", port, List.of("127.0.0.1:" + port), true);
         openAccounts(single.commandBus());
-        report("1 node (DistributedCommandBus)", measure(single.commandBus(), threads, seconds, iterations));
+        report("1 node", measure(single.commandBus(), threads, seconds, iterations));
         single.shutdown();
+
+        port = freePort();
+        Configuration hop = node("hop", port, List.of("127.0.0.1:" + port), false);
+        openAccounts(hop.commandBus());
+        report("1 node, every command a hop", measure(hop.commandBus(), threads, seconds, iterations));
+        hop.shutdown();
 
         int[] ports = {freePort(), freePort(), freePort()};
         List<String> hosts = List.of("127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1], "127.0.0.1:" + ports[2]);
@@ -184,8 +193,7 @@ public final class DistributedMain {
         List<String> remote = new ArrayList<>();
         for (int i = 0; i < ACCOUNTS; i++) {
             CommandMessage<?> probe = GenericCommandMessage.asCommandMessage(new Account.Deposit(accountId(i), 1));
-            boolean here = bus.consistentHash().getMember(accountId(i), probe).orElseThrow().local();
-            (here ? local : remote).add(accountId(i));
+            (bus.isOwnedHere(probe) ? local : remote).add(accountId(i));
         }
         Histogram localTimes = roundTrips(commandBus, local, 20_000);
         Histogram remoteTimes = roundTrips(commandBus, remote, 20_000);
@@ -237,6 +245,10 @@ public final class DistributedMain {
     }
 
     private static Configuration node(String name, int port, List<String> hosts) {
+        return node(name, port, hosts, true);
+    }
+
+    private static Configuration node(String name, int port, List<String> hosts, boolean localShortcut) {
         return application(c -> DistributedRingCommandBus.builder()
                 .localSegment(RingCommandBus.builder().eventStore(c.eventStore()).build())
                 .serializer(JacksonSerializer.defaultSerializer())
@@ -245,6 +257,7 @@ public final class DistributedMain {
                 .bind("127.0.0.1", port)
                 .initialHosts(hosts)
                 .leaveGracePeriod(Duration.ofMillis(200))
+                .localShortcut(localShortcut)
                 .build());
     }
 
