@@ -66,12 +66,28 @@ public final class DistributedMain {
     private DistributedMain() {
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
         System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
-        if (args.length > 0 && args[0].equals("node")) {
-            node(args);
-            return;
+        int status = 0;
+        try {
+            if (args.length > 0 && args[0].equals("node")) {
+                node(args);
+            } else {
+                run(args);
+            }
+        } catch (Throwable failure) {
+            failure.printStackTrace();
+            status = 1;
+        } finally {
+            CHILDREN.forEach(child -> child.process.destroyForcibly());
         }
+        // the nodes' JGroups and ring threads would keep the JVM alive after a failure
+        System.exit(status);
+    }
+
+    private static final List<Child> CHILDREN = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private static void run(String[] args) throws Exception {
         List<String> options = Arrays.asList(args);
         int seconds = option(options, "--seconds", 5);
         int iterations = option(options, "--iterations", 3);
@@ -290,7 +306,6 @@ public final class DistributedMain {
             }
         }
         node.shutdown();
-        System.exit(0);
     }
 
     private static int option(List<String> options, String name, int otherwise) {
@@ -308,16 +323,18 @@ public final class DistributedMain {
 
         static Child start(String name, int port, List<String> hosts, int threads) throws IOException {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process process = new ProcessBuilder(java, "-Xmx512m", "-Djava.net.preferIPv4Stack=true", "-cp",
+            Process started = new ProcessBuilder(java, "-Xmx512m", "-Djava.net.preferIPv4Stack=true", "-cp",
                                                  System.getProperty("java.class.path"),
                                                  DistributedMain.class.getName(), "node", name,
                                                  Integer.toString(port), String.join(",", hosts),
                                                  Integer.toString(threads))
                     .redirectError(ProcessBuilder.Redirect.DISCARD)
                     .start();
-            return new Child(process, new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8),
-                             new BufferedReader(new InputStreamReader(process.getInputStream(),
-                                                                      StandardCharsets.UTF_8)));
+            Child child = new Child(started, new PrintStream(started.getOutputStream(), true, StandardCharsets.UTF_8),
+                                    new BufferedReader(new InputStreamReader(started.getInputStream(),
+                                                                             StandardCharsets.UTF_8)));
+            CHILDREN.add(child);
+            return child;
         }
 
         void send(String line) {
