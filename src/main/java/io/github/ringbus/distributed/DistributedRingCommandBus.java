@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
  * ring (the local short-cut; {@link Builder#localShortcut(boolean)}); the others are serialized and sent over JGroups.
  * Dispatch interceptors run on the dispatching node, before routing.
  * <p>
- * <b>Lifecycle</b> (Axon's phases; registering this bus registers the ring's and the distributed bus's handlers too):
+ * <b>Lifecycle</b> (Axon's phases; registering this bus registers the ring's handlers too):
  * <ol>
  *   <li>start: the ring starts, the aggregates' handlers subscribe, and only then the node joins (the JGroups channel
  *   connects and the node announces its load factor and the commands it handles); start fails when it has not joined
