@@ -35,6 +35,12 @@ import java.util.function.Consumer;
  * The store stage marks the holder's current <em>generation</em> as poisoned and fails every later command of that
  * generation instead of storing it; the handler thread, seeing the mark, rebuilds the aggregate from the store and
  * starts a new generation. Other aggregates are never touched.
+ * <p>
+ * <b>Eviction.</b> When the bus is asked to drop its cached aggregates ({@link RingCommandBus#evictCachedAggregates},
+ * when a node's share of the aggregates changed), the handle stage reads the aggregate from the store again before its
+ * next command, followed by its own events still on their way there ({@link #unstored}): once per request, and only
+ * for the aggregates that get a command. Nothing is lost of the commands in flight, and nothing another node stored is
+ * missed; an event of this node that another node's event now occupies the place of fails at the append, as above.
  *
  * @param <T> the aggregate root type
  */
@@ -63,6 +69,8 @@ final class AggregateHolder<T> {
     private EventSourcedAggregate<T> aggregateBeforeCommand;
     private CommandSlot slot;
     private int generation;
+    /** The eviction request up to which this aggregate is as the store had it; see {@link #beginCommand}. */
+    private long evictionEpoch;
     /** Events handled successfully but not yet known to be stored, oldest first. */
     private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>();
 
@@ -78,6 +86,7 @@ final class AggregateHolder<T> {
     AggregateHolder(RingRepository<T> repository, String identifier) {
         this.repository = repository;
         this.identifier = identifier;
+        this.evictionEpoch = repository == null ? 0 : repository.evictionEpoch();
     }
 
     /**
@@ -132,6 +141,13 @@ final class AggregateHolder<T> {
         long stored = storedSequenceNumber();
         while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
             unstored.pollFirst();
+        }
+        long requested = repository.evictionEpoch();
+        if (requested != evictionEpoch && identifier != null) {
+            // Another node may have changed it: the store's state, then this node's events not yet stored (those the
+            // store already returned, by sequence number, are skipped). If the read fails, the next command tries again.
+            aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));
+            evictionEpoch = requested;
         }
         this.slot = slot;
         this.aggregateBeforeCommand = aggregate;

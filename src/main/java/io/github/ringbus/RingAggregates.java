@@ -33,6 +33,8 @@ final class RingAggregates {
     private final EventStore eventStore;
     private final int cacheSize;
     private final LongSupplier completedSequence;
+    /** The bus's requests to drop its cached aggregates. */
+    private final CacheEvictions evictions = new CacheEvictions();
     private final OffPipelineSnapshots snapshots;
     /** The bus's snapshot trigger, for aggregates without their own; its snapshots are taken on {@link #snapshots}. */
     private final SnapshotTriggerDefinition busSnapshotTrigger;
@@ -53,6 +55,13 @@ final class RingAggregates {
         this.busSnapshotTrigger = busSnapshotTrigger;
         this.busTargetResolver = busTargetResolver;
         this.delivery = delivery;
+    }
+
+    /**
+     * @return the requests to drop the cached aggregates of every repository of this bus
+     */
+    CacheEvictions evictions() {
+        return evictions;
     }
 
     /**
@@ -81,7 +90,7 @@ final class RingAggregates {
                 : snapshots.offPipeline(snapshotTrigger);
         RingRepository<A> repository = new RingRepository<>(
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
-                cacheSize, completedSequence, targetResolver);
+                cacheSize, completedSequence, targetResolver, evictions);
         repository.deliverThrough(delivery);
         routes.register(repository);
         return repository;

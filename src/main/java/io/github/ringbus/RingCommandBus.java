@@ -239,6 +239,22 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return aggregates;
     }
 
+    /**
+     * Stops trusting the aggregates this bus keeps in memory: each is read from the event store again before its next
+     * command. For a node of several (the local segment of Axon's {@code DistributedCommandBus}) whose share of the
+     * aggregates changed: an aggregate another node handled in the meantime must not be acted on from a copy cached
+     * before. Any thread; returns at once.
+     * <p>
+     * Carried out on the handler thread that owns each aggregate, before the first command it handles after this call
+     * returned: it reads the aggregate's events from the store and then applies this node's own events of commands
+     * still on their way to the store (so commands in flight lose nothing). Aggregates that get no command cost
+     * nothing. If another node stored an event in the place of one of this node's events in flight, the append of that
+     * event fails and the aggregate is read again, as after any failed append.
+     */
+    public void evictCachedAggregates() {
+        aggregates.evictions().request();
+    }
+
     // --- lifecycle -------------------------------------------------------------------------------------------------
 
     @Override

@@ -73,6 +73,8 @@ final class RingRepository<T> implements Repository<T> {
     private final RepositoryProvider repositoryProvider;
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
     private final AggregateCache<T> cache;
+    /** The bus's requests to read its aggregates from the store again ({@link AggregateHolder#beginCommand}). */
+    private final CacheEvictions evictions;
     private final Map<String, Boolean> createsAggregateByCommandName;
     /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
     private final Set<String> createdWithoutRead;
@@ -102,6 +104,22 @@ final class RingRepository<T> implements Repository<T> {
                           int cacheSize,
                           LongSupplier completedSequence,
                           CommandTargetResolver targetResolver) {
+        this(model, aggregateFactory, eventStore, repositoryProvider, snapshotTriggerDefinition, cacheSize,
+             completedSequence, targetResolver, CacheEvictions.NONE);
+    }
+
+    /**
+     * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()}).
+     */
+    RingRepository(AggregateModel<T> model,
+                   AggregateFactory<T> aggregateFactory,
+                   EventStore eventStore,
+                   RepositoryProvider repositoryProvider,
+                   SnapshotTriggerDefinition snapshotTriggerDefinition,
+                   int cacheSize,
+                   LongSupplier completedSequence,
+                   CommandTargetResolver targetResolver,
+                   CacheEvictions evictions) {
         this.aggregateType = aggregateFactory.getAggregateType();
         this.model = Objects.requireNonNull(model, "model");
         this.aggregateFactory = aggregateFactory;
@@ -109,6 +127,7 @@ final class RingRepository<T> implements Repository<T> {
         this.repositoryProvider = repositoryProvider;
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
+        this.evictions = evictions;
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
                 ? AggregateCommandNames.alwaysCreating(model) : Set.of();
@@ -232,6 +251,13 @@ final class RingRepository<T> implements Repository<T> {
         }
         holder.referencedBy(slotSequence);
         return holder;
+    }
+
+    /**
+     * @return how many times the bus was asked to read its aggregates from the store again; any thread
+     */
+    long evictionEpoch() {
+        return evictions.epoch();
     }
 
     /**

@@ -49,6 +49,7 @@
  * <p>
  * The packages around this one use its public types only: {@code spring} (Spring Boot auto-configuration),
  * {@code jdbc} (a JDBC transaction manager for the store stage's batches), {@code identifiers} (time-based event
- * identifiers). {@code ArchitectureTest} keeps it so.
+ * identifiers), {@code distributed} (the ring as the local segment of Axon's {@code DistributedCommandBus}).
+ * {@code ArchitectureTest} keeps it so.
  */
 package io.github.ringbus;

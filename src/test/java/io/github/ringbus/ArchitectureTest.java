@@ -48,7 +48,12 @@ class ArchitectureTest {
             "io.github.ringbus.spring.RingbusProperties$Tracing",
             "io.github.ringbus.spring.RingbusMetrics",
             "io.github.ringbus.spring.RingbusAggregateRouting",
-            "io.github.ringbus.spring.InvalidRingbusPropertyException");
+            "io.github.ringbus.spring.InvalidRingbusPropertyException",
+            // ringbus on several nodes (issue 14)
+            "io.github.ringbus.distributed.DistributedRingCommandBus",
+            "io.github.ringbus.distributed.DistributedRingCommandBus$Builder",
+            "io.github.ringbus.spring.RingbusDistributedAutoConfiguration",
+            "io.github.ringbus.spring.RingbusDistributedProperties");
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -90,7 +95,8 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage("io.github.ringbus")
                    .should().dependOnClassesThat().resideInAnyPackage("io.github.ringbus.spring..",
                                                                       "io.github.ringbus.jdbc..",
-                                                                      "io.github.ringbus.identifiers..")
+                                                                      "io.github.ringbus.identifiers..",
+                                                                      "io.github.ringbus.distributed..")
                    .check(MAIN);
     }
 
@@ -99,6 +105,20 @@ class ArchitectureTest {
         // Spring is an optional dependency: a plain Axon application has none of it on its class path.
         noClasses().that().resideOutsideOfPackage("io.github.ringbus.spring..")
                    .should().dependOnClassesThat().resideInAnyPackage("org.springframework..")
+                   .check(MAIN);
+    }
+
+    @Test
+    void theDistributedPackageNeedsNeitherSpringNorThePackagesAroundTheBus() {
+        // JGroups and Axon's connector are optional dependencies: only io.github.ringbus.distributed touches them.
+        noClasses().that().resideInAPackage("io.github.ringbus.distributed..")
+                   .should().dependOnClassesThat().resideInAnyPackage("io.github.ringbus.spring..",
+                                                                      "io.github.ringbus.jdbc..",
+                                                                      "io.github.ringbus.identifiers..")
+                   .check(MAIN);
+        noClasses().that().resideOutsideOfPackages("io.github.ringbus.distributed..", "io.github.ringbus.spring..")
+                   .should().dependOnClassesThat().resideInAnyPackage("org.jgroups..",
+                                                                      "org.axonframework.extensions.jgroups..")
                    .check(MAIN);
     }
 

@@ -109,6 +109,7 @@ public class RingbusAutoConfiguration {
             value = CommandBus.class,
             ignoredType = {
                     "org.axonframework.commandhandling.distributed.DistributedCommandBus",
+                    "io.github.ringbus.distributed.DistributedRingCommandBus",
                     "org.axonframework.axonserver.connector.command.AxonServerCommandBus",
                     "org.axonframework.extensions.multitenancy.components.commandhandeling.MultiTenantCommandBus"
             })
