@@ -12,7 +12,7 @@ public enum WaitStrategyChoice {
      * The Disruptor's {@code BlockingWaitStrategy}: a stage waiting for a command to be handed over blocks on a lock
      * and condition (no CPU when idle, a wake-up on every publication), but a stage waiting for an <em>earlier stage</em>
      * busy-spins. On few cores that spin starves the stage it waits for: with 8 dispatchers on 2 cores and a preload
-     * stage reading aggregates cold from PostgreSQL, ringbus ran at about 600 commands/s with it against 7,000 with
+     * stage reading aggregates cold from PostgreSQL, ringbus ran at 400-550 commands/s with it against about 7,000 with
      * {@link #ADAPTIVE} (seen in the seeded torture). Prefer {@link #ADAPTIVE}, which also uses no CPU when idle.
      */
     BLOCKING,
