@@ -324,31 +324,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @return true when nothing of the transaction was committed
      */
     static boolean rolledBack(Throwable failure) {
-        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        ArrayDeque<Throwable> pending = new ArrayDeque<>();
-        pending.add(failure);
-        while (!pending.isEmpty() && seen.size() < 64) {
-            Throwable t = pending.poll();
-            if (!seen.add(t)) {
-                continue;
-            }
-            if (t instanceof SQLException sqlException) {
-                String state = sqlException.getSQLState();
-                if (state != null && (state.startsWith("23") || state.startsWith("40") || state.equals("25P02"))) {
-                    return true;
-                }
-                if (sqlException.getNextException() != null) {
-                    pending.add(sqlException.getNextException());
-                }
-            }
-            if (t.getCause() != null) {
-                pending.add(t.getCause());
-            }
-            for (Throwable suppressed : t.getSuppressed()) {
-                pending.add(suppressed);
-            }
-        }
-        return false;
+        return anyCause(failure, t -> t instanceof SQLException sqlException
+                && sqlState(sqlException, state -> state.startsWith("23") || state.startsWith("40")
+                        || state.equals("25P02")));
     }
 
     private static boolean isPoisoned(CommandSlot slot) {
@@ -385,6 +363,23 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @return true to fail every command not yet committed, false to isolate the culprit
      */
     static boolean unreachable(Throwable failure) {
+        return anyCause(failure, t -> t instanceof SQLTransientConnectionException
+                || t instanceof SQLNonTransientConnectionException || t instanceof SQLRecoverableException
+                || (t instanceof SQLException sqlException
+                    && sqlState(sqlException, state -> state.startsWith("08") || state.startsWith("57P")
+                            || state.equals("53300"))));
+    }
+
+    private static boolean sqlState(SQLException exception, java.util.function.Predicate<String> test) {
+        String state = exception.getSQLState();
+        return state != null && test.test(state);
+    }
+
+    /**
+     * Whether {@code test} holds for a failure or anything behind it: its causes, its suppressed exceptions and, for
+     * an {@link SQLException}, its chain of next exceptions; at most 64 of them, each once.
+     */
+    private static boolean anyCause(Throwable failure, java.util.function.Predicate<Throwable> test) {
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         ArrayDeque<Throwable> pending = new ArrayDeque<>();
         pending.add(failure);
@@ -393,18 +388,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
             if (!seen.add(t)) {
                 continue;
             }
-            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException
-                    || t instanceof SQLRecoverableException) {
+            if (test.test(t)) {
                 return true;
             }
-            if (t instanceof SQLException sqlException) {
-                String state = sqlException.getSQLState();
-                if (state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("53300"))) {
-                    return true;
-                }
-                if (sqlException.getNextException() != null) {
-                    pending.add(sqlException.getNextException());
-                }
+            if (t instanceof SQLException sqlException && sqlException.getNextException() != null) {
+                pending.add(sqlException.getNextException());
             }
             if (t.getCause() != null) {
                 pending.add(t.getCause());
