@@ -130,7 +130,9 @@ final class Admission {
 
     /**
      * Reports a command that never entered the ring: to the message monitor (whose failure is logged, so that the
-     * callback is still called), then to the callback, on the dispatching thread.
+     * callback is still called), then to the callback, on the dispatching thread. What the callback throws is logged
+     * as the complete stage logs it: thrown out of {@code dispatch}, it would tell the caller that the dispatch failed
+     * without a callback, when the callback has been called.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
     static void fail(CommandMessage<?> command, CommandCallback callback,
@@ -141,6 +143,11 @@ final class Admission {
             logger.warn("The message monitor failed to record the refusal of command [{}]",
                         command.getCommandName(), monitorFailure);
         }
-        callback.onResult(command, asCommandResultMessage(failure));
+        try {
+            callback.onResult(command, asCommandResultMessage(failure));
+        } catch (Throwable callbackFailure) {
+            logger.warn("The callback of refused command [{}] threw an exception", command.getCommandName(),
+                        callbackFailure);
+        }
     }
 }

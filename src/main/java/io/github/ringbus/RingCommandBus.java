@@ -57,8 +57,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * that throws while the events are published, and a commit handler that throws. Once {@code dispatch} returns
  * normally, the callback is called exactly once, on the complete stage's thread, after the command's events are
  * stored (and published); every failure is reported through it: no handler, no target, unknown aggregate, full
- * ring, dispatch before start or after shutdown. {@code dispatch} itself throws only for a null argument or a
- * failing dispatch interceptor, as Axon's own buses do; the callback is then not called.
+ * ring, dispatch before start or after shutdown. {@code dispatch} itself throws only for a null argument, a
+ * failing dispatch interceptor or a message monitor that fails to ingest the command, as Axon's own buses do; the
+ * callback is then not called. What a callback throws is logged, also when it is called on the dispatching thread.
  * <p>
  * <b>Threads.</b> {@code dispatch} may be called from any number of threads at once. The bus starts its threads in
  * {@link #start()} (called by Axon's lifecycle when registered in a {@link Configuration}), and {@link #shutdown()}

@@ -9,8 +9,15 @@ import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.lifecycle.ShutdownInProgressException;
+import org.axonframework.messaging.GenericMessage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -122,5 +129,57 @@ class CallbackTest {
         assertThat(succeeded.get()).isTrue();
         assertThat(ring.storedPayloads("a")).containsExactly(new Opened("a"), new Deposited("a", 2));
         ring.assertStillHandlesValidCommands();
+    }
+
+    /** The ways a command is refused on the dispatching thread, with its callback called there and then. */
+    enum Refusal {
+        BEFORE_START(IllegalStateException.class),
+        AFTER_SHUTDOWN(ShutdownInProgressException.class),
+        NO_HANDLER(NoHandlerForCommandException.class),
+        FULL_RING(RingFullException.class);
+
+        final Class<? extends Throwable> failure;
+
+        Refusal(Class<? extends Throwable> failure) {
+            this.failure = failure;
+        }
+    }
+
+    /**
+     * Dispatch either throws (a failing dispatch interceptor) and never calls the callback, or returns and calls it
+     * exactly once. A refused command's callback runs on the dispatching thread, inside {@code dispatch}: what it
+     * throws is logged, as on the complete stage, and does not come out of {@code dispatch}, where the caller would
+     * take it for a dispatch that failed without a callback.
+     */
+    @ParameterizedTest
+    @EnumSource(Refusal.class)
+    void aCallbackThatThrowsOnARefusalIsCalledOnceAndDispatchStillReturns(Refusal refusal) {
+        ring = refusal == Refusal.BEFORE_START
+                ? RingbusFixture.notStarted()
+                : RingbusFixture.started(b -> b.ringSize(4).fullRingPolicy(FullRingPolicy.FAIL_FAST));
+        Object payload = new Open("refused");
+        if (refusal == Refusal.AFTER_SHUTDOWN) {
+            ring.bus.shutdown();
+        } else if (refusal == Refusal.NO_HANDLER) {
+            payload = new GenericCommandMessage<>(new GenericMessage<>("x"), "nobody-handles-this");
+        } else if (refusal == Refusal.FULL_RING) {
+            ring.bus.subscribe(BLOCK, blockingHandler(release));
+            for (int i = 0; i < 4; i++) {
+                ring.send(blockCommand("blocked-" + i));
+            }
+        }
+        AtomicInteger calls = new AtomicInteger();
+        AtomicReference<CommandResultMessage<?>> reported = new AtomicReference<>();
+
+        ring.bus.dispatch(payload instanceof GenericCommandMessage<?> command ? command : asCommandMessage(payload),
+                          (command, result) -> {
+                              calls.incrementAndGet();
+                              reported.set(result);
+                              throw new IllegalStateException("callback fails on purpose");
+                          });
+
+        assertThat(calls).as("called back before dispatch returned").hasValue(1);
+        assertThat(reported.get().exceptionResult()).isInstanceOf(refusal.failure);
+        assertThat(ring.storedPayloads("refused")).isEmpty();
     }
 }

@@ -361,7 +361,9 @@ public final class Torture {
                 if (outcome.compareAndSet(id, PENDING, REFUSED)) {
                     window.release();
                 } else {
-                    violation("command " + id + ": its dispatch threw, yet its callback was called");
+                    violation("command " + id + ": its dispatch threw (" + refused.getMessage()
+                                      + "), yet its callback was called ("
+                                      + OUTCOME_NAMES[outcome.get(id)] + ")");
                 }
             } catch (RuntimeException unexpected) {
                 outcome.set(id, REFUSED);
