@@ -8,6 +8,8 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.monitoring.MessageMonitor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 
 /**
@@ -15,9 +17,22 @@ import java.util.ArrayList;
  * <p>
  * Each field is written by exactly one stage and read only by the stages after it; the ring's sequences order those
  * accesses, so the fields are plain. The ring is filled with slots once, at start; a slot's collections are cleared
- * and reused, never reallocated.
+ * and reused, never reallocated. One exception: who completes the command is decided by a compare-and-set
+ * ({@link #claimCompletion()}), because at shutdown a stage thread that user code keeps busy may still reach a slot
+ * that the shutting-down thread completes.
  */
 final class CommandSlot implements StageTimes {
+
+    private static final VarHandle COMPLETION_CLAIMED;
+
+    static {
+        try {
+            COMPLETION_CLAIMED = MethodHandles.lookup().findVarHandle(CommandSlot.class, "completionClaimed",
+                                                                      boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The event store this slot's ring stores to: events published on it by the handler join the slot's events. */
     private final EventStore eventStore;
@@ -31,6 +46,13 @@ final class CommandSlot implements StageTimes {
     CommandCallback<Object, Object> callback;
     MessageMonitor.MonitorCallback monitorCallback;
     long dispatchedNanos;
+    /**
+     * True once a thread has taken the command on to complete it. Reset only when the slot is filled with its next
+     * command ({@link #fill}), never by {@link #clear()}: a late claim on a slot that was completed and cleared must
+     * fail, not find an empty slot.
+     */
+    @SuppressWarnings("unused") // through COMPLETION_CLAIMED
+    private boolean completionClaimed;
 
     // --- written by the preload stage ------------------------------------------------------------------------------
     MessageHandler<? super CommandMessage<?>> handler;
@@ -82,6 +104,26 @@ final class CommandSlot implements StageTimes {
 
     // --- written by the complete stage -----------------------------------------------------------------------------
     long completingNanos;
+
+    /**
+     * Fills the slot with a dispatched command, on the dispatching thread, before the ring publishes its sequence
+     * (which orders these plain writes before every stage's reads).
+     */
+    void fill(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+              MessageMonitor.MonitorCallback monitorCallback) {
+        this.command = command;
+        this.callback = callback;
+        this.monitorCallback = monitorCallback;
+        COMPLETION_CLAIMED.set(this, false);
+    }
+
+    /**
+     * Takes the command on to complete it: true for exactly one caller per dispatched command (the complete stage,
+     * or a shutdown that gave up waiting for a stage thread), false for every later one.
+     */
+    boolean claimCompletion() {
+        return COMPLETION_CLAIMED.compareAndSet(this, false, true);
+    }
 
     @Override
     public long dispatchedNanos() {

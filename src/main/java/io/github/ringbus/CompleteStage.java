@@ -7,6 +7,8 @@ import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.Sequence;
 
+import java.util.function.Function;
+
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
@@ -56,9 +58,13 @@ final class CompleteStage implements EventHandler<CommandSlot> {
     /**
      * Completes a slot whatever happened to its command and whatever user code throws on the way (commit handlers,
      * the message monitor, the pipeline monitor, the callback): the callback is called exactly once and the slot is
-     * cleared for its next command. The one place a slot is finished.
+     * cleared for its next command. The one place a slot is finished. Does nothing to a slot whose command another
+     * thread has taken on already (a shutdown that gave up waiting for this thread: see {@link #abandon}).
      */
     static void complete(CommandSlot slot, PipelineMonitor monitor) {
+        if (!slot.claimCompletion()) {
+            return;
+        }
         try {
             Throwable failure = finishUnitOfWork(slot);
             Throwable reported = failure != null ? failure : slot.handlerFailure;
@@ -66,13 +72,36 @@ final class CompleteStage implements EventHandler<CommandSlot> {
                     ? slot.result
                     : resultOf(reported);
             report(slot, reported, monitor);
-            try {
-                slot.callback.onResult(slot.command, result);
-            } catch (Throwable callbackFailure) {
-                logger.warn("The callback of command [{}] threw an exception", slot.commandName(), callbackFailure);
-            }
+            callBack(slot, result);
         } finally {
             slot.clear();
+        }
+    }
+
+    /**
+     * Fails a command that a stage thread which did not end at shutdown may still reach, unless a thread completed it
+     * already (the failure is made from the command's name once the command is claimed): reports the failure to the message monitor and the callback, and leaves the slot and its Unit of Work
+     * alone, for that thread may still be reading them. The busy thread's own attempt to complete it then does
+     * nothing.
+     */
+    static void abandon(CommandSlot slot, Function<String, Throwable> failureForCommand) {
+        if (!slot.claimCompletion()) {
+            return; // and read nothing of it: the thread that claimed it may be clearing it
+        }
+        Throwable failure = failureForCommand.apply(slot.commandName());
+        try {
+            slot.monitorCallback.reportFailure(failure);
+        } catch (Throwable monitorFailure) {
+            logger.warn("The message monitor failed on command [{}]", slot.commandName(), monitorFailure);
+        }
+        callBack(slot, asCommandResultMessage(failure));
+    }
+
+    private static void callBack(CommandSlot slot, CommandResultMessage<?> result) {
+        try {
+            slot.callback.onResult(slot.command, result);
+        } catch (Throwable callbackFailure) {
+            logger.warn("The callback of command [{}] threw an exception", slot.commandName(), callbackFailure);
         }
     }
 

@@ -22,6 +22,7 @@ import com.lmax.disruptor.dsl.ProducerType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The ring and its stages, wired in one place:
@@ -48,6 +49,12 @@ final class Pipeline implements RingLifecycle.Stages {
     private final PipelineThreads threads;
     private final boolean publishSeparately;
     private final boolean compact;
+    /** The store stage of the FULL topology, whose sequence says how far the ring's commands went through the store. */
+    private final StoreStage storeStage;
+    /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
+    private final List<String> storingThreadNames;
+    /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
+    private final long stageEndGraceNanos;
 
     /**
      * Wires the stages; starts no thread.
@@ -85,6 +92,10 @@ final class Pipeline implements RingLifecycle.Stages {
 
         this.compact = settings.topology() == Topology.COMPACT;
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
+        this.storeStage = compact ? null : store;
+        this.storingThreadNames = compact ? List.of(settings.threadNamePrefix() + "-store-complete")
+                : List.of(settings.threadNamePrefix() + "-store", settings.threadNamePrefix() + "-publish");
+        this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, settings.newWaitStrategy());
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
@@ -175,9 +186,7 @@ final class Pipeline implements RingLifecycle.Stages {
         // would stop at it. Filling runs no user code.
         try {
             CommandSlot slot = ring.get(sequence);
-            slot.command = command;
-            slot.callback = callback;
-            slot.monitorCallback = monitorCallback;
+            slot.fill(command, callback, monitorCallback);
             if (timed) {
                 slot.dispatchedNanos = System.nanoTime();
             }
@@ -198,7 +207,7 @@ final class Pipeline implements RingLifecycle.Stages {
 
     /**
      * Waits until every command handed over has completed, at most the timeout, then stops the stage threads and
-     * waits for them to end (10 s each at most).
+     * waits for them to end: the shutdown timeout, at most 10 s, for all of them together.
      */
     @Override
     public void drainAndStop(long timeoutNanos) throws InterruptedException {
@@ -207,27 +216,88 @@ final class Pipeline implements RingLifecycle.Stages {
         Backoff.FOR_SHUTDOWN.awaitUntil(() -> completedSequence() >= ring.getCursor(),
                                         System.nanoTime() + timeoutNanos);
         disruptor.halt();
+        long deadline = System.nanoTime() + stageEndGraceNanos;
         for (Thread thread : threads.threads()) {
-            thread.join(TimeUnit.SECONDS.toMillis(10));
+            long left = deadline - System.nanoTime();
+            if (left > 0) {
+                TimeUnit.NANOSECONDS.timedJoin(thread, left);
+            }
         }
     }
 
     /**
-     * After {@link #drainAndStop}, and once no dispatcher can hand a command over any more: completes every command
-     * left in the ring with a {@link ShutdownInProgressException}, on the calling thread, so that every callback
-     * fires exactly once.
+     * After {@link #drainAndStop}, and once no dispatcher can hand a command over any more: finishes every command
+     * left in the ring, on the calling thread, so that every callback fires exactly once and tells the truth.
+     * <ul>
+     *   <li>A command the store stage is done with (stored, or failed there) is completed as the complete stage
+     *       would: its callback gets its real outcome.</li>
+     *   <li>When every stage thread has ended, a command that did not reach the store is failed with a
+     *       {@link ShutdownInProgressException}: nothing will store it.</li>
+     *   <li>A stage thread that has not ended is held up by user code (a handler, a subscriber, a callback) or by the
+     *       event store, and finishes the batch it began once that returns: it may still handle, store or complete
+     *       commands of it. Those commands are failed without touching their slots ({@link CompleteStage#abandon});
+     *       with a {@link CommitOutcomeUnknownException} while the store or publish thread is among them (it may
+     *       still store them), else with a {@link ShutdownInProgressException}.</li>
+     * </ul>
+     * The claim on each slot ({@link CommandSlot#claimCompletion()}) makes sure that a callback is called once, by
+     * whichever thread gets there first.
      */
     @Override
     public void completeUnfinished() {
+        List<Thread> busy = threads.threads().stream().filter(Thread::isAlive).toList();
         long handedOver = ring.getCursor();
-        for (long sequence = completedSequence() + 1; sequence <= handedOver; sequence++) {
+        long first = completedSequence() + 1;
+        if (!busy.isEmpty() && first <= handedOver) {
+            logger.warn("ringbus shutdown gave up waiting for stage thread(s) {}: {} command(s) still in the ring are "
+                                + "failed without waiting for them", describe(busy), handedOver - first + 1);
+        }
+        boolean storingBusy = busy.stream().anyMatch(thread -> storingThreadNames.contains(thread.getName()));
+        // The store stage's sequence moves after each batch it appended; read after the thread ended, it is final.
+        long storedUpTo = storeStage != null && !storingBusy ? disruptor.getSequenceValueFor(storeStage) : first - 1;
+        Function<String, Throwable> failure = busy.isEmpty() ? Pipeline::shutBeforeCompletion
+                : stillBusyFailure(busy, storingBusy);
+        for (long sequence = first; sequence <= handedOver; sequence++) {
             CommandSlot slot = ring.get(sequence);
-            if (slot.callback != null) {
-                slot.preloadFailure = new ShutdownInProgressException(
-                        "ringbus shut down before command [" + slot.commandName() + "] completed");
+            if (sequence <= storedUpTo) {
+                CompleteStage.complete(slot, PipelineMonitor.NONE);
+            } else if (!busy.isEmpty()) {
+                CompleteStage.abandon(slot, failure);
+            } else if (slot.callback != null) {
+                slot.preloadFailure = failure.apply(slot.commandName());
                 CompleteStage.complete(slot, PipelineMonitor.NONE);
             }
         }
+    }
+
+    private static Throwable shutBeforeCompletion(String commandName) {
+        return new ShutdownInProgressException("ringbus shut down before command [" + commandName + "] completed");
+    }
+
+    private static Function<String, Throwable> stillBusyFailure(List<Thread> busy, boolean storingBusy) {
+        List<String> names = busy.stream().map(Thread::getName).toList();
+        if (storingBusy) {
+            return commandName -> new CommitOutcomeUnknownException(
+                    "ringbus shut down before command [" + commandName + "] completed, while its stage thread(s) "
+                            + names + " had not returned within the shutdown timeout: they may still store the "
+                            + "command's events, wholly or not at all; read the aggregate to know", null);
+        }
+        return commandName -> new ShutdownInProgressException(
+                "ringbus shut down before command [" + commandName + "] completed, while its stage thread(s) "
+                        + names + " had not returned within the shutdown timeout; the command had not reached the "
+                        + "store, whose thread has ended, so nothing of it is stored");
+    }
+
+    /** The threads' names with the frames they are in, so that a log says which code kept them. */
+    private static String describe(List<Thread> busy) {
+        StringBuilder description = new StringBuilder();
+        for (Thread thread : busy) {
+            description.append(System.lineSeparator()).append("  [").append(thread.getName()).append("]");
+            StackTraceElement[] frames = thread.getStackTrace();
+            for (int i = 0; i < Math.min(8, frames.length); i++) {
+                description.append(System.lineSeparator()).append("    at ").append(frames[i]);
+            }
+        }
+        return description.toString();
     }
 
     /**

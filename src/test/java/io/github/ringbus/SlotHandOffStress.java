@@ -48,13 +48,11 @@ public final class SlotHandOffStress {
 
         @SuppressWarnings("unchecked")
         void fill(CommandSlot slot, CommandMessage<?> command) {
-            slot.command = command;
-            slot.callback = (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
+            slot.fill(command, (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
                 if (c == first) {
                     callbacks.incrementAndGet();
                 }
-            };
-            slot.monitorCallback = NoOpMessageMonitorCallback.INSTANCE;
+            }, NoOpMessageMonitorCallback.INSTANCE);
         }
 
         /** What the complete stage's thread does with sequence 0: the Disruptor sets the sequence after onEvent. */

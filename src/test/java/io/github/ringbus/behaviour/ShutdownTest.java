@@ -2,6 +2,7 @@ package io.github.ringbus.behaviour;
 
 import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
+import io.github.ringbus.CommitOutcomeUnknownException;
 import io.github.ringbus.Topology;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.fixtures.RingbusFixture.Outcome;
@@ -206,6 +207,91 @@ class ShutdownTest {
             assertThat(outcome.calls()).isEqualTo(1);
             assertThat(outcome.awaitFailure()).isInstanceOf(ShutdownInProgressException.class)
                                               .hasMessageContaining("[" + BLOCK + "]");
+        }
+    }
+
+    /**
+     * A callback still running when shutdown gives up (its timeout for the ring, then as long again for the stage
+     * threads) holds the complete stage's thread. Shutdown returns all the same; the commands behind that callback
+     * were stored by then, so their callbacks get their real outcome, success; and when the stuck callback returns,
+     * its thread finishes its batch without calling any callback a second time.
+     */
+    @Test
+    void aCallbackThatOutlastsShutdownIsCalledOnceAndTheStoredCommandsBehindItSucceed() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
+                                           .threadNamePrefix("stuck-callback")
+                                           .shutdownTimeout(Duration.ofMillis(200)));
+        ring.assertStillHandlesValidCommands(); // every stage thread has started
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger stuckCalls = new AtomicInteger();
+        ring.bus.dispatch(asCommandMessage(new Open("stuck")), (command, result) -> {
+            if (stuckCalls.incrementAndGet() == 1) {
+                entered.countDown();
+                awaitQuietly(release);
+            }
+        });
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        List<Outcome> behind = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            behind.add(ring.send(new Open("behind-" + i)));
+        }
+        awaitCondition(() -> ring.storedPayloads("behind-19").size() == 1);
+        Thread completeStage = stageThread("stuck-callback-complete");
+
+        ring.bus.shutdown();
+        release.countDown();
+        completeStage.join(TimeUnit.SECONDS.toMillis(10));
+
+        assertThat(completeStage.isAlive()).isFalse();
+        assertThat(stuckCalls).hasValue(1);
+        for (int i = 0; i < behind.size(); i++) {
+            assertThat(behind.get(i).calls()).isEqualTo(1);
+            assertThat(behind.get(i).awaitSuccess()).isEqualTo("behind-" + i);
+        }
+    }
+
+    /**
+     * An append still running when shutdown gives up may yet store its events: its commands, and the ones behind them
+     * that the store thread could still reach, fail with a {@link CommitOutcomeUnknownException}, never with a
+     * failure that says nothing was stored; and nothing calls their callbacks again once the append returns.
+     */
+    @Test
+    void commandsAnAppendThatOutlastsShutdownMayStillStoreFailAsOutcomeUnknown() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
+                                           .threadNamePrefix("stuck-append")
+                                           .shutdownTimeout(Duration.ofMillis(200)));
+        ring.assertStillHandlesValidCommands();
+        FaultyStorageEngine.HeldAppend held = ring.engine.holdNextAppend();
+        Outcome first = ring.send(new Open("held"));
+        held.awaitStarted();
+        List<Outcome> behind = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            behind.add(ring.send(new Open("behind-" + i)));
+        }
+        Thread storeStage = stageThread("stuck-append-store");
+
+        ring.bus.shutdown();
+        held.release();
+        storeStage.join(TimeUnit.SECONDS.toMillis(10));
+
+        assertThat(storeStage.isAlive()).isFalse();
+        assertThat(ring.storedPayloads("held")).as("the held append went on after shutdown").hasSize(1);
+        assertThat(first.calls()).isEqualTo(1);
+        assertThat(first.awaitFailure()).isInstanceOf(CommitOutcomeUnknownException.class)
+                                        .hasMessageContaining("[" + Open.class.getName() + "]")
+                                        .hasMessageContaining("stuck-append-store");
+        for (Outcome outcome : behind) {
+            assertThat(outcome.calls()).isEqualTo(1);
+            assertThat(outcome.awaitFailure()).isInstanceOf(CommitOutcomeUnknownException.class);
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(15, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
