@@ -1,6 +1,5 @@
 package io.github.ringbus;
 
-import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.SleepingWaitStrategy;
 import com.lmax.disruptor.WaitStrategy;
@@ -67,7 +66,7 @@ record RingSettings(EventStore eventStore,
      */
     WaitStrategy newWaitStrategy() {
         return switch (waitStrategy) {
-            case BLOCKING -> new BlockingWaitStrategy();
+            case BLOCKING -> AdaptiveWaitStrategy.blocking();
             case YIELDING -> new YieldingWaitStrategy();
             case BUSY_SPIN -> new BusySpinWaitStrategy();
             case SLEEPING -> new SleepingWaitStrategy();

@@ -34,7 +34,7 @@ class TortureTest {
         long heapMegabytes = Math.max(1_024, commands / 1_000_000 * 300 + 512);
         ProcessBuilder builder = new ProcessBuilder(
                 java, "-Xmx" + heapMegabytes + "m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-                "-Dtorture.blocking=" + System.getProperty("torture.blocking", "false"),
+                "-Dtorture.blocking=" + System.getProperty("torture.blocking", "true"),
                 "-cp", System.getProperty("java.class.path"), Torture.class.getName(),
                 Long.toString(seed), Long.toString(commands), Integer.toString(dispatchers),
                 Integer.toString(aggregates), Integer.toString(epochs));

@@ -79,7 +79,16 @@ public enum BusChoice {
     /** ringbus on two threads, blocking after a millisecond idle. */
     RINGBUS_COMPACT_ADAPTIVE("ringbus-compact-adaptive", false, configuration -> RingBusFactory.with(
             configuration.eventStore(), transactions(configuration), Topology.COMPACT,
-            WaitStrategyChoice.ADAPTIVE));
+            WaitStrategyChoice.ADAPTIVE)),
+
+    /** ringbus on one thread per stage, blocking whenever no command is coming, parking behind an earlier stage. */
+    RINGBUS_FULL_BLOCKING("ringbus-full-blocking", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.FULL, WaitStrategyChoice.BLOCKING)),
+
+    /** ringbus on two threads, blocking whenever no command is coming, parking behind an earlier stage. */
+    RINGBUS_COMPACT_BLOCKING("ringbus-compact-blocking", false, configuration -> RingBusFactory.with(
+            configuration.eventStore(), transactions(configuration), Topology.COMPACT,
+            WaitStrategyChoice.BLOCKING));
 
     private final String parameterName;
     private final boolean axonCache;
