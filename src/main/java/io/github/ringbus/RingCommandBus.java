@@ -59,7 +59,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * stored (and published); every failure is reported through it: no handler, no target, unknown aggregate, full
  * ring, dispatch before start or after shutdown. {@code dispatch} itself throws only for a null argument, a
  * failing dispatch interceptor or a message monitor that fails to ingest the command, as Axon's own buses do; the
- * callback is then not called. What a callback throws is logged, also when it is called on the dispatching thread.
+ * callback is then not called. What a callback throws is logged, also when a refused command's callback is called on
+ * the dispatching thread; only a command run in place on a pipeline thread (docs/design.md, "Callbacks on
+ * pipeline threads") lets its callback's exception reach the handler that dispatched it, as {@code SimpleCommandBus}
+ * does.
  * <p>
  * <b>Threads.</b> {@code dispatch} may be called from any number of threads at once. The bus starts its threads in
  * {@link #start()} (called by Axon's lifecycle when registered in a {@link Configuration}), and {@link #shutdown()}
