@@ -107,6 +107,61 @@ public final class SlotHandOffStress {
         }
     }
 
+    /**
+     * A shutdown that gave up waiting for the complete stage's thread (held by user code) finishes the slot itself,
+     * while that thread, let go, reaches the same slot: {@link CompleteStage#abandon} on the shutting-down thread
+     * against {@link CompleteStage#complete} on the stage's. The slot's completion claim lets exactly one of them call
+     * the callback; the loser reads nothing of the slot (the winner may be clearing it).
+     */
+    @JCStressTest
+    @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "The complete stage won: the callback got the command's result.")
+    @Outcome(id = "1, 2", expect = ACCEPTABLE, desc = "The shutdown won: the callback got the shutdown's failure.")
+    @Outcome(id = "2, .*", expect = FORBIDDEN, desc = "The callback was called twice.")
+    @Outcome(id = "0, .*", expect = FORBIDDEN, desc = "Neither called the callback.")
+    @Outcome(expect = FORBIDDEN, desc = "Anything else (a loser that failed on a cleared slot).")
+    @State
+    public static class CompletionClaimedOnce {
+
+        private final CommandSlot slot = new CommandSlot(null);
+        private final AtomicInteger calls = new AtomicInteger();
+        /** 1 when the callback saw a result, 2 when it saw the shutdown's failure. */
+        private volatile int seen;
+        private volatile boolean broken;
+
+        @SuppressWarnings("unchecked")
+        public CompletionClaimedOnce() {
+            slot.fill(GenericCommandMessage.asCommandMessage("command"),
+                      (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (command, result) -> {
+                          calls.incrementAndGet();
+                          seen = result.isExceptional() ? 2 : 1;
+                      }, NoOpMessageMonitorCallback.INSTANCE);
+        }
+
+        @Actor
+        public void completeStage() {
+            try {
+                CompleteStage.complete(slot, PipelineMonitor.NONE);
+            } catch (RuntimeException e) {
+                broken = true;
+            }
+        }
+
+        @Actor
+        public void shutdown() {
+            try {
+                CompleteStage.abandon(slot, name -> new IllegalStateException("shut down before " + name));
+            } catch (RuntimeException e) {
+                broken = true;
+            }
+        }
+
+        @Arbiter
+        public void check(II_Result r) {
+            r.r1 = broken ? -1 : calls.get();
+            r.r2 = seen;
+        }
+    }
+
     @JCStressTest
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "Not drained yet: shutdown keeps waiting.")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "Callback done, sequence not yet seen: keeps waiting.")
