@@ -51,6 +51,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -231,7 +232,7 @@ public final class Torture {
 
     private void runEpoch(PostgresServer server, int epoch, long quota) throws Exception {
         long epochStarted = System.nanoTime();
-        Random settings = new Random(seed * 1_000_003L + epoch);
+        Random settings = seeded(seed * 1_000_003L + epoch);
         boolean compact = settings.nextBoolean();
         int handlerThreads = compact ? 1 : 1 + settings.nextInt(2);
         PublishMode publishMode = settings.nextBoolean() ? PublishMode.IN_TRANSACTION : PublishMode.PARALLEL;
@@ -287,7 +288,7 @@ public final class Torture {
             for (int d = 0; d < dispatchers; d++) {
                 int dispatcher = d;
                 long share = quota / dispatchers + (d < quota % dispatchers ? 1 : 0);
-                Random random = new Random(seed * 7_919L + epoch * 104_729L + d);
+                Random random = seeded(seed * 7_919L + epoch * 104_729L + d);
                 threads.add(started("torture-dispatcher-" + d, () -> {
                     try {
                         dispatch(bus, dispatcher, share, random, epochOver);
@@ -330,6 +331,15 @@ public final class Torture {
             out.println(line);
             out.flush();
         }
+    }
+
+    /**
+     * A generator for a seed derived from the run's seed. {@code new Random(n)} for consecutive {@code n} starts with
+     * nearly the same values (its first {@code nextBoolean()} was the same for all 40 epochs of most seeds, so a run
+     * tried one topology only); SplittableRandom's mixing spreads them first.
+     */
+    private static Random seeded(long derivedSeed) {
+        return new Random(new SplittableRandom(derivedSeed).nextLong());
     }
 
     private static Thread started(String name, Runnable work) {
