@@ -281,8 +281,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     /**
      * Refuses new commands (their callbacks receive a {@link ShutdownInProgressException}), waits for dispatches
      * under way to hand their command over, and drains the ring: every command in flight completes and its callback
-     * fires. Commands still in flight after the shutdown timeout are completed with a
-     * {@link ShutdownInProgressException}. Calling it again has no effect.
+     * fires. After the shutdown timeout the ring is halted and its threads get the timeout again (at most 10 s) to
+     * end; then each command still in the ring gets exactly one callback: its real outcome when the store is done with
+     * it, a {@link ShutdownInProgressException} when it never reached the store, and a
+     * {@link CommitOutcomeUnknownException} when a store thread still held by user code or the event store may yet
+     * store it. Calling it again has no effect.
      *
      * @throws IllegalStateException when called from a pipeline thread (e.g. a callback), which would wait for itself
      */
@@ -535,7 +538,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        /** How long shutdown waits for commands in flight. Positive; default 30 s. */
+        /**
+         * How long shutdown waits for commands in flight; then it waits as long again, at most 10 s, for the stage
+         * threads to end, and fails what is left (see {@link #shutdown()}). Positive; default 30 s.
+         */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
             require(shutdownTimeout, "shutdownTimeout");
             check(!shutdownTimeout.isNegative() && !shutdownTimeout.isZero(),
