@@ -540,7 +540,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
         /**
          * How long shutdown waits for commands in flight; then it waits as long again, at most 10 s, for the stage
-         * threads to end, and fails what is left (see {@link #shutdown()}). Positive; default 30 s.
+         * threads to end, and fails what is left (see {@link RingCommandBus#shutdown()}). Positive; default 30 s.
          */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
             require(shutdownTimeout, "shutdownTimeout");
