@@ -182,9 +182,7 @@ class ShutdownTest {
      */
     @Test
     void commandsStillInFlightAfterTheShutdownTimeoutAreCompletedWithShutdownInProgressException() throws Exception {
-        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
-                                           .threadNamePrefix("timeout-case")
-                                           .shutdownTimeout(Duration.ofMillis(200)));
+        ring = ringThatGivesUpAfter200Ms("timeout-case");
         ring.assertStillHandlesValidCommands(); // every stage thread has started
         CountDownLatch release = new CountDownLatch(1);
         ring.bus.subscribe(BLOCK, blockingHandler(release));
@@ -218,9 +216,7 @@ class ShutdownTest {
      */
     @Test
     void aCallbackThatOutlastsShutdownIsCalledOnceAndTheStoredCommandsBehindItSucceed() throws Exception {
-        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
-                                           .threadNamePrefix("stuck-callback")
-                                           .shutdownTimeout(Duration.ofMillis(200)));
+        ring = ringThatGivesUpAfter200Ms("stuck-callback");
         ring.assertStillHandlesValidCommands(); // every stage thread has started
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
@@ -258,9 +254,7 @@ class ShutdownTest {
      */
     @Test
     void commandsAnAppendThatOutlastsShutdownMayStillStoreFailAsOutcomeUnknown() throws Exception {
-        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
-                                           .threadNamePrefix("stuck-append")
-                                           .shutdownTimeout(Duration.ofMillis(200)));
+        ring = ringThatGivesUpAfter200Ms("stuck-append");
         ring.assertStillHandlesValidCommands();
         FaultyStorageEngine.HeldAppend held = ring.engine.holdNextAppend();
         Outcome first = ring.send(new Open("held"));
@@ -285,6 +279,13 @@ class ShutdownTest {
             assertThat(outcome.calls()).isEqualTo(1);
             assertThat(outcome.awaitFailure()).isInstanceOf(CommitOutcomeUnknownException.class);
         }
+    }
+
+    /** A started ring, one thread per stage, whose shutdown gives up on the ring after 200 ms. */
+    private static RingbusFixture ringThatGivesUpAfter200Ms(String threadNamePrefix) {
+        return RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL)
+                                           .threadNamePrefix(threadNamePrefix)
+                                           .shutdownTimeout(Duration.ofMillis(200)));
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
