@@ -5,6 +5,9 @@ import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.SequenceBarrier;
 import com.lmax.disruptor.WaitStrategy;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -29,6 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class AdaptiveWaitStrategy implements WaitStrategy {
 
+    private static final Logger logger = LoggerFactory.getLogger(AdaptiveWaitStrategy.class);
+
     /** How long the ring must stay empty for a stage before its thread blocks. */
     static final long IDLE_BEFORE_BLOCKING = TimeUnit.MILLISECONDS.toNanos(1);
     private static final int SPINS = 100;
@@ -47,6 +52,8 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     private final long idleBeforeBlockingNanos;
     private final long yieldNanos;
     private final Object mutex = new Object();
+    /** True once an interrupt of a blocked stage thread was logged. */
+    private final AtomicBoolean toldOfInterrupt = new AtomicBoolean();
     /** Set by a stage thread about to block; read by every hand-over, cleared by the one that wakes it. */
     private final AtomicBoolean signalNeeded = new AtomicBoolean();
 
@@ -76,9 +83,17 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
         return new AdaptiveWaitStrategy(0, 0);
     }
 
+    /**
+     * Never throws {@link InterruptedException}: stage threads are not stopped by interrupts (the Disruptor alerts
+     * them), and an interrupt that reached one (set from outside, or left by user code the stage ran) must neither
+     * end the wait early nor reach the Disruptor's processor, which would take it for a failure of the next slot and
+     * skip that slot. A wait interrupted while blocked clears the flag and goes on waiting; one interrupted while
+     * parked returns from the park at once, and blocks within {@link #IDLE_BEFORE_BLOCKING}, where the flag is
+     * cleared.
+     */
     @Override
     public long waitFor(long sequence, Sequence cursor, Sequence dependentSequence, SequenceBarrier barrier)
-            throws AlertException, InterruptedException {
+            throws AlertException {
         long available;
         int attempt = 0;
         long emptySince = 0;
@@ -114,9 +129,11 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
         return available;
     }
 
-    /** Blocks until the cursor reaches the sequence; package-private for its jcstress test. */
-    void blockUntilClaimed(long sequence, Sequence cursor, SequenceBarrier barrier)
-            throws AlertException, InterruptedException {
+    /**
+     * Blocks until the cursor reaches the sequence, or the barrier is alerted; an interrupt clears the thread's flag
+     * and the wait goes on. Package-private for its jcstress test.
+     */
+    void blockUntilClaimed(long sequence, Sequence cursor, SequenceBarrier barrier) throws AlertException {
         synchronized (mutex) {
             do {
                 signalNeeded.set(true);
@@ -124,8 +141,21 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
                     return;
                 }
                 barrier.checkAlert();
-                mutex.wait();
+                try {
+                    mutex.wait();
+                } catch (InterruptedException interrupt) {
+                    // The flag is cleared; nothing in ringbus interrupts a stage thread, so go on waiting.
+                    interruptedWhileBlocked();
+                }
             } while (cursor.get() < sequence);
+        }
+    }
+
+    private void interruptedWhileBlocked() {
+        if (toldOfInterrupt.compareAndSet(false, true)) {
+            logger.warn("ringbus stage thread [{}] was interrupted while it waited for commands; the interrupt is "
+                                + "ignored (stage threads stop when the bus shuts down, not on interrupts). Logged "
+                                + "once per bus.", Thread.currentThread().getName());
         }
     }
 

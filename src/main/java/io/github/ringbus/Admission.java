@@ -78,7 +78,10 @@ final class Admission {
     /**
      * Waits for a free slot until the deadline ({@link Long#MAX_VALUE}: {@link FullRingPolicy#BLOCK}, no deadline),
      * and in any case only as long as the ring can still free one, so that a shutdown whose ring cannot drain in time
-     * does not leave this dispatcher parked for ever.
+     * does not leave this dispatcher parked for ever. An interrupt of the dispatching thread ends the wait as it ends
+     * any blocking call: the command fails with a {@link RingFullException} that says so, nothing of it enters the
+     * ring, and the thread's interrupt flag stays set for its owner (a park returns at once while it is set, so
+     * waiting on would spin).
      */
     private long waitForSlot(CommandMessage<?> command, CommandCallback<?, ?> callback,
                              MessageMonitor.MonitorCallback monitorCallback, long deadline) {
@@ -90,6 +93,12 @@ final class Admission {
                 fail(command, callback, monitorCallback, new ShutdownInProgressException(
                         "RingCommandBus shut down while command [" + command.getCommandName()
                                 + "] waited for a free slot; it was not handled"));
+                return -1;
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                fail(command, callback, monitorCallback, ringFull(command, "the dispatching thread ["
+                        + Thread.currentThread().getName() + "] was interrupted while it waited for one; the command "
+                        + "was not handled, and the thread's interrupt flag is left set"));
                 return -1;
             }
             if (timed && System.nanoTime() - deadline >= 0) {

@@ -107,10 +107,13 @@ final class CommandSlot implements StageTimes {
 
     /**
      * Fills the slot with a dispatched command, on the dispatching thread, before the ring publishes its sequence
-     * (which orders these plain writes before every stage's reads).
+     * (which orders these plain writes before every stage's reads). Every field is reset first: what the last
+     * command left in the slot (normally nothing, as completion clears it) never reaches the next one.
      */
     void fill(CommandMessage<?> command, CommandCallback<Object, Object> callback,
               MessageMonitor.MonitorCallback monitorCallback) {
+        clear();
+        unitOfWork.forget();
         this.command = command;
         this.callback = callback;
         this.monitorCallback = monitorCallback;
@@ -204,6 +207,16 @@ final class CommandSlot implements StageTimes {
      */
     boolean hasEventsToStore() {
         return preloadFailure == null && !rolledBack && !events.isEmpty();
+    }
+
+    /**
+     * Records a failure that escaped a stage (a ringbus bug: the stages catch their own), so that the command fails
+     * with it; an earlier failure of the command stands. Called by the {@link StageGuard} of the stage's thread.
+     */
+    void recordStageFailure(Throwable failure) {
+        if (preloadFailure == null) {
+            preloadFailure = failure;
+        }
     }
 
     /** The first failure any stage recorded, or null. */

@@ -50,7 +50,7 @@ final class Pipeline implements RingLifecycle.Stages {
     private final boolean publishSeparately;
     private final boolean compact;
     /** The store stage of the FULL topology, whose sequence says how far the ring's commands went through the store. */
-    private final StoreStage storeStage;
+    private final EventHandler<CommandSlot> storeStage;
     /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
     private final List<String> storingThreadNames;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
@@ -67,6 +67,7 @@ final class Pipeline implements RingLifecycle.Stages {
              List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors) {
         RingEventStore splitStore = settings.splitStore();
         boolean inTransaction = settings.publishMode() == PublishMode.IN_TRANSACTION;
+        boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
         this.publishSeparately = splitStore != null && !inTransaction;
         if (splitStore == null) {
             logger.info("Event store [{}] is not a RingEventStore: the store stage appends and notifies "
@@ -78,19 +79,31 @@ final class Pipeline implements RingLifecycle.Stages {
 
         this.timed = settings.pipelineMonitor().timesStages();
         this.complete = new CompleteStage(settings.pipelineMonitor());
-        PreloadStage preload = new PreloadStage(routes, settings.handlerThreads(), timed);
+        this.compact = settings.topology() == Topology.COMPACT;
+        LeftInterrupts leftInterrupts = new LeftInterrupts();
+        // Every stage runs inside a StageGuard: the Disruptor's processor then never sees a stage fail, and an
+        // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
+        EventHandler<CommandSlot> preload = new StageGuard(
+                "preload", new PreloadStage(routes, settings.handlerThreads(), timed), leftInterrupts);
         @SuppressWarnings("unchecked")
         EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
         for (int segment = 0; segment < handle.length; segment++) {
-            handle[segment] = new HandleStage(segment, handlerInterceptors,
-                                              settings.rollbackConfiguration(), splitStore,
-                                              settings.spanFactory(), timed, settings.transactionManager());
+            handle[segment] = new StageGuard("handle-" + segment,
+                                             new HandleStage(segment, handlerInterceptors,
+                                                             settings.rollbackConfiguration(), splitStore,
+                                                             settings.spanFactory(), timed,
+                                                             settings.transactionManager()),
+                                             leftInterrupts);
         }
-        StoreStage store = new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
-                                          settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction);
-        boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
+        EventHandler<CommandSlot> store = new StageGuard(
+                "store", new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
+                                        settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
+                                        leftInterrupts),
+                leftInterrupts);
+        EventHandler<CommandSlot> publish = publishSeparately
+                ? new StageGuard("publish", new PublishStage(splitStore, afterStore), leftInterrupts) : null;
+        EventHandler<CommandSlot> completing = new StageGuard("complete", complete, leftInterrupts);
 
-        this.compact = settings.topology() == Topology.COMPACT;
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
         this.storeStage = compact ? null : store;
         this.storingThreadNames = compact ? List.of(settings.threadNamePrefix() + "-store-complete")
@@ -103,18 +116,15 @@ final class Pipeline implements RingLifecycle.Stages {
         // The topology, in one statement each:
         if (compact) {
             // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
-            disruptor.handleEventsWith(new PreloadThenHandle(preload, (HandleStage) handle[0]))
-                     .then(new StoreThenComplete(store, publishSeparately ? new PublishStage(splitStore, true) : null,
-                                                 complete, settings.ringSize()));
+            disruptor.handleEventsWith(new PreloadThenHandle(preload, handle[0]))
+                     .then(new StoreThenComplete(store, publish, completing, settings.ringSize()));
         } else if (!publishSeparately) {
             // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
-            disruptor.handleEventsWith(preload).then(handle).then(store).then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store).then(completing);
         } else if (afterStore) {
-            disruptor.handleEventsWith(preload).then(handle).then(store).then(new PublishStage(splitStore, true))
-                     .then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store).then(publish).then(completing);
         } else {
-            disruptor.handleEventsWith(preload).then(handle).then(store, new PublishStage(splitStore, false))
-                     .then(complete);
+            disruptor.handleEventsWith(preload).then(handle).then(store, publish).then(completing);
         }
         this.ring = disruptor.getRingBuffer();
     }
@@ -301,17 +311,17 @@ final class Pipeline implements RingLifecycle.Stages {
     }
 
     /**
-     * Last line of defence: the stages catch their own failures, so anything reaching here is a bug in ringbus. The
-     * slot's command is failed with it rather than lost.
+     * The Disruptor's exception handler, which no stage reaches: each runs inside a {@link StageGuard}, which records
+     * a failure on its own slot. The processor calls this only when its wait failed, with the slot of the command
+     * before (not the one waited for) and then moves past a sequence that may not be handed over yet: a ringbus bug,
+     * since its wait strategies never throw. The stale slot is left alone, and the bug is logged.
      */
     private static final class SlotFailureHandler implements ExceptionHandler<CommandSlot> {
 
         @Override
         public void handleEventException(Throwable ex, long sequence, CommandSlot slot) {
-            logger.error("ringbus stage failed on command in slot {}", sequence, ex);
-            if (slot != null && slot.preloadFailure == null) {
-                slot.preloadFailure = ex;
-            }
+            logger.error("ringbus bug: a stage thread's wait failed at slot {}; the processor moves past it", sequence,
+                         ex);
         }
 
         @Override

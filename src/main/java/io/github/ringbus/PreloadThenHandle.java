@@ -9,16 +9,20 @@ import com.lmax.disruptor.EventHandler;
  */
 final class PreloadThenHandle implements EventHandler<CommandSlot> {
 
-    private final PreloadStage preload;
-    private final HandleStage handle;
+    private final EventHandler<CommandSlot> preload;
+    private final EventHandler<CommandSlot> handle;
 
-    PreloadThenHandle(PreloadStage preload, HandleStage handle) {
+    /**
+     * @param preload the preload stage, in its {@link StageGuard}
+     * @param handle  the one handle stage, in its {@link StageGuard}
+     */
+    PreloadThenHandle(EventHandler<CommandSlot> preload, EventHandler<CommandSlot> handle) {
         this.preload = preload;
         this.handle = handle;
     }
 
     @Override
-    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) throws Exception {
         preload.onEvent(slot, sequence, endOfBatch);
         handle.onEvent(slot, sequence, endOfBatch);
     }

@@ -286,13 +286,19 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * it, a {@link ShutdownInProgressException} when it never reached the store, and a
      * {@link CommitOutcomeUnknownException} when a store thread still held by user code or the event store may yet
      * store it. Calling it again has no effect.
-     *
-     * @throws IllegalStateException when called from a pipeline thread (e.g. a callback), which would wait for itself
+     * <p>
+     * Called on one of the ring's own threads (from a command handler, a subscribing event processor or a callback,
+     * e.g. through Axon's {@code Configuration.shutdown()}), it cannot wait for the ring, which waits for that very
+     * thread: new commands are refused from that call on, the call returns at once, and the ring drains as above on
+     * a thread of its own once the calling code has returned, its own command included.
      */
     public void shutdown() {
         if (Pipeline.isPipelineThread()) {
-            throw new IllegalStateException("RingCommandBus cannot be shut down from its own pipeline thread ["
-                                                    + Thread.currentThread().getName() + "]");
+            logger.info("RingCommandBus shutdown asked for on its pipeline thread [{}]: new commands are refused from "
+                                + "now on, and the ring drains once that thread's code returns",
+                        Thread.currentThread().getName());
+            lifecycle.shutdownAfterThisStage(settings.threadNamePrefix() + "-shutdown");
+            return;
         }
         lifecycle.shutdown();
     }

@@ -1,5 +1,7 @@
 package io.github.ringbus;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -22,7 +24,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code RingLifecycleStress} (jcstress) checks the handshake.
  * <p>
  * Threads: {@link #enter()}, {@link #exit()} and the queries from any thread; {@link #start()} and {@link #shutdown()}
- * are serialized with each other, and shutdown must not run on a stage thread (it waits for them).
+ * are serialized with each other, and shutdown must not run on a stage thread (it waits for them): a stage thread
+ * calls {@link #shutdownAfterThisStage} instead.
  */
 final class RingLifecycle {
 
@@ -61,8 +64,21 @@ final class RingLifecycle {
         void completeUnfinished();
     }
 
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(RingLifecycle.class, "state", State.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final LongAdder inside = new LongAdder();
+    /** Written by compare-and-set only, since {@link #closeGate()} may run on a stage thread, outside the monitor. */
     private volatile State state = State.NEW;
+    /** Whether {@link #start()} started the stage threads; guarded by this. */
+    private boolean stagesStarted;
     private final Stages stages;
     private final long shutdownTimeoutNanos;
     private final Runnable afterStop;
@@ -123,8 +139,10 @@ final class RingLifecycle {
         if (state != State.NEW) {
             throw new IllegalStateException("RingCommandBus was shut down and cannot be restarted");
         }
+        stagesStarted = true;
         stages.start();
-        state = State.RUNNING;
+        // Fails only when a stage thread began a shutdown already (see shutdownAfterThisStage): the gate stays shut.
+        STATE.compareAndSet(this, State.NEW, State.RUNNING);
     }
 
     /**
@@ -135,9 +153,8 @@ final class RingLifecycle {
         if (state == State.STOPPED) {
             return;
         }
-        boolean started = state == State.RUNNING;
         closeGate();
-        if (started) {
+        if (stagesStarted) {
             long deadline = System.nanoTime() + shutdownTimeoutNanos;
             Backoff.FOR_SHUTDOWN.awaitUntil(this::nobodyInside, deadline);
             try {
@@ -146,17 +163,42 @@ final class RingLifecycle {
                 Thread.currentThread().interrupt();
             }
             // No slot will be freed any more: dispatchers still waiting for one give up and leave.
-            state = State.HALTED;
+            STATE.setVolatile(this, State.HALTED);
             Backoff.FOR_SHUTDOWN.await(this::nobodyInside);
             stages.completeUnfinished();
         }
         afterStop.run();
-        state = State.STOPPED;
+        STATE.setVolatile(this, State.STOPPED);
     }
 
-    /** Refuses the dispatchers that have not entered yet. Shutdown's first step; separate for its jcstress test. */
+    /**
+     * Begins a shutdown asked for on a stage thread (by a handler, a subscriber or a callback), which cannot wait for
+     * the ring to drain: the ring would wait for that very thread. The gate closes now, so new commands are refused
+     * from this call on; the rest of {@link #shutdown()} runs on a thread of its own, which waits for the ring to
+     * drain, this thread's command included, once the calling stage returns. Returns at once.
+     *
+     * @param threadName the name of the thread that finishes the shutdown
+     */
+    void shutdownAfterThisStage(String threadName) {
+        closeGate();
+        Thread finisher = new Thread(this::shutdown, threadName);
+        // Not a daemon: the JVM waits for the ring to drain (at most the shutdown timeout) before it exits.
+        finisher.setDaemon(false);
+        finisher.start();
+    }
+
+    /**
+     * Refuses the dispatchers that have not entered yet: the state leaves {@code NEW} or {@code RUNNING} for
+     * {@code DRAINING}, and never goes back. Shutdown's first step, safe from any thread; separate for its jcstress
+     * test.
+     */
     void closeGate() {
-        state = State.DRAINING;
+        State current;
+        while ((current = state) == State.NEW || current == State.RUNNING) {
+            if (STATE.compareAndSet(this, current, State.DRAINING)) {
+                return;
+            }
+        }
     }
 
     /**

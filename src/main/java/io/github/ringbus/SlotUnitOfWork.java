@@ -112,6 +112,25 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
         start();
     }
 
+    /**
+     * Forgets a command whose Unit of Work was left part-way (started, or paused after its prepare-commit phase,
+     * and then never completed: a command failed without its slot being touched, at a shutdown that gave up on a
+     * stage thread), so that nothing of it can be resumed or committed for the slot's next command. Called when the
+     * slot is filled again; does nothing to a Unit of Work that was never started or has ended.
+     */
+    void forget() {
+        Phase phase = phase();
+        if (phase == Phase.NOT_STARTED || phase == Phase.CLOSED) {
+            return;
+        }
+        for (ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers : handlersByPhase) {
+            handlers.clear();
+        }
+        resources().clear();
+        correlationDataProviders().clear();
+        setPhase(Phase.NOT_STARTED);
+    }
+
     void recordResult(Object result) {
         context.setExecutionResult(new ExecutionResult(asResultMessage(result)));
     }

@@ -74,6 +74,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean subscribersFirst;
     /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
     private final boolean publishOneByOne;
+    /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
+    private final LeftInterrupts leftInterrupts;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -88,7 +90,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private boolean commitFailed;
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
-               int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction) {
+               int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
+               LeftInterrupts leftInterrupts) {
+        this.leftInterrupts = leftInterrupts;
         this.eventStore = eventStore;
         this.splitStore = splitStore;
         this.transactionManager = transactionManager;
@@ -275,6 +279,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
             } catch (RuntimeException | Error failure) {
                 culprit = slot;
                 throw failure;
+            } finally {
+                leftInterrupts.clear("store (subscribers)", slot.command);
             }
         }
     }

@@ -15,16 +15,23 @@ import java.util.ArrayList;
  */
 final class StoreThenComplete implements EventHandler<CommandSlot> {
 
-    private final StoreStage store;
+    private final EventHandler<CommandSlot> store;
     /** Null when the store stage calls the subscribers itself (or the event store is not a RingEventStore). */
-    private final PublishStage publish;
-    private final CompleteStage complete;
+    private final EventHandler<CommandSlot> publish;
+    private final EventHandler<CommandSlot> complete;
     /** The slots of the current batch, stored but not yet completed; reused, so the hot path allocates nothing. */
     private final ArrayList<CommandSlot> stored;
     private final long[] sequences;
     private int pending;
 
-    StoreThenComplete(StoreStage store, PublishStage publish, CompleteStage complete, int ringSize) {
+    /**
+     * @param store    the store stage, in its {@link StageGuard}
+     * @param publish  the publish stage, in its {@link StageGuard}, or null
+     * @param complete the complete stage, in its {@link StageGuard}
+     * @param ringSize the ring's size: the most slots one batch holds
+     */
+    StoreThenComplete(EventHandler<CommandSlot> store, EventHandler<CommandSlot> publish,
+                      EventHandler<CommandSlot> complete, int ringSize) {
         this.store = store;
         this.publish = publish;
         this.complete = complete;
@@ -39,7 +46,7 @@ final class StoreThenComplete implements EventHandler<CommandSlot> {
     }
 
     @Override
-    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+    public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) throws Exception {
         store.onEvent(slot, sequence, endOfBatch);
         stored.add(slot);
         sequences[pending++] = sequence;

@@ -36,7 +36,7 @@ public final class AdaptiveWaitStrategyStress {
         public void stageThread() {
             try {
                 strategy.blockUntilClaimed(0, cursor, barrier);
-            } catch (AlertException | InterruptedException e) {
+            } catch (AlertException e) {
                 Thread.currentThread().interrupt();
             }
         }

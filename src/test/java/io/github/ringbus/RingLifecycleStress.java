@@ -6,6 +6,7 @@ import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.III_Result;
+import org.openjdk.jcstress.infra.results.I_Result;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 import java.time.Duration;
@@ -89,6 +90,53 @@ public final class RingLifecycleStress {
         @Arbiter
         public void check(III_Result r) {
             r.r3 = gate.nobodyInside() ? 0 : 1;
+        }
+    }
+
+    /**
+     * A stage thread closes the gate (a handler or callback that shuts the bus down, see
+     * {@code RingLifecycle.shutdownAfterThisStage}) while {@code start()} opens it after starting the stage threads.
+     * r1: the gate reads open (1) or closed (0) once both are done.
+     */
+    @JCStressTest
+    @Outcome(id = "0", expect = ACCEPTABLE, desc = "The gate stays closed: the bus is shutting down.")
+    @Outcome(id = "1", expect = FORBIDDEN,
+             desc = "start() opened the gate after a stage thread closed it: commands let into a ring being shut down.")
+    @State
+    public static class GateClosedFromAStageStaysClosed {
+
+        private final RingLifecycle gate = new RingLifecycle(new RingLifecycle.Stages() {
+            @Override
+            public void start() {
+            }
+
+            @Override
+            public void drainAndStop(long timeoutNanos) {
+            }
+
+            @Override
+            public void completeUnfinished() {
+            }
+        }, Duration.ofSeconds(1), () -> {
+        });
+
+        @Actor
+        public void starter() {
+            try {
+                gate.start();
+            } catch (IllegalStateException closedFirst) {
+                // The gate closed before start() looked: a bus that is shutting down is not started.
+            }
+        }
+
+        @Actor
+        public void stageThread() {
+            gate.closeGate();
+        }
+
+        @Arbiter
+        public void check(I_Result r) {
+            r.r1 = gate.state() == RingLifecycle.State.RUNNING ? 1 : 0;
         }
     }
 }

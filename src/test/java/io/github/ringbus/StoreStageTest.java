@@ -26,7 +26,7 @@ class StoreStageTest {
     private final FaultyStorageEngine engine = new FaultyStorageEngine();
     private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
     private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
-                                                    PipelineMonitor.NONE, true);
+                                                    PipelineMonitor.NONE, true, new LeftInterrupts());
     private long sequence;
 
     @AfterEach
@@ -152,7 +152,8 @@ class StoreStageTest {
     }
 
     private StoreStage stageWith(TransactionManager transactions) {
-        return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true);
+        return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
+                              new LeftInterrupts());
     }
 
     @Test

@@ -64,7 +64,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The seeded torture: ringbus on a real PostgreSQL event store, driven by many dispatchers over many aggregates, with
- * faults injected everywhere a command can fail and everywhere user code can throw, PostgreSQL backends terminated,
+ * faults injected everywhere a command can fail and everywhere user code can throw (or leave the interrupt flag of
+ * the ring's thread it runs on set: handler, storage engine, callback), PostgreSQL backends terminated,
  * and the bus shut down mid-stream and replaced by a cold one (empty cache) several times. An independent model
  * records what each callback said; at the end the stored events alone are checked against it:
  * <ul>
@@ -117,7 +118,10 @@ public final class Torture {
             Map.entry(Fault.CALLBACK, 300),
             Map.entry(Fault.STORE_BEFORE_WRITE, 40),
             Map.entry(Fault.STORE_AFTER_WRITE, 40),
-            Map.entry(Fault.COMMIT_UNKNOWN, 4));
+            Map.entry(Fault.COMMIT_UNKNOWN, 4),
+            Map.entry(Fault.HANDLER_INTERRUPTS, 200),
+            Map.entry(Fault.STORE_INTERRUPTS, 40),
+            Map.entry(Fault.CALLBACK_INTERRUPTS, 200));
     private static final Fault[] FAULTS = Fault.values();
 
     static final Serializer SERIALIZER = JacksonSerializer.builder()
@@ -456,6 +460,12 @@ public final class Torture {
         return Fault.NONE;
     }
 
+    /** The faults that interrupt a thread and let the command go on: it may succeed. */
+    private static boolean interrupts(Fault fault) {
+        return fault == Fault.HANDLER_INTERRUPTS || fault == Fault.STORE_INTERRUPTS
+                || fault == Fault.CALLBACK_INTERRUPTS;
+    }
+
     static String account(int aggregate) {
         return "t-" + aggregate;
     }
@@ -485,6 +495,11 @@ public final class Torture {
                 }
             }
             window.release();
+            if (fault[id] == Fault.CALLBACK_INTERRUPTS.ordinal()
+                    && Thread.currentThread().getName().startsWith("ringbus-")) {
+                // On the ring's thread only: a refused command's callback runs on the dispatcher, whose loop this is.
+                Thread.currentThread().interrupt();
+            }
             if (fault[id] == Fault.CALLBACK.ordinal()) {
                 throw new InjectedFailure(Fault.CALLBACK, id);
             }
@@ -649,6 +664,7 @@ public final class Torture {
                 switch (fault) {
                     case STORE_BEFORE_WRITE -> throw new InjectedFailure(fault, id);
                     case STORE_AFTER_WRITE -> afterWrite = true;
+                    case STORE_INTERRUPTS -> Thread.currentThread().interrupt();
                     case COMMIT_UNKNOWN -> {
                         if (!commitUnknownDone.contains(id)) {
                             commitUnknown = id;
@@ -845,7 +861,7 @@ public final class Torture {
                     }
                     Fault injected = Fault.values()[fault[id]];
                     if (injected != Fault.NONE && injected != Fault.MONITOR && injected != Fault.CALLBACK
-                            && injected != Fault.COMMIT_UNKNOWN) {
+                            && injected != Fault.COMMIT_UNKNOWN && !interrupts(injected)) {
                         violation("command " + id + " carried " + injected + " and was acknowledged");
                     }
                 }

@@ -37,7 +37,16 @@ public class TortureAccount {
         /** The transaction that wrote the command's events fails before its commit (rolled back). */
         STORE_AFTER_WRITE,
         /** The transaction that holds the command's events commits, and then reports a failure: outcome unknown. */
-        COMMIT_UNKNOWN
+        COMMIT_UNKNOWN,
+        /**
+         * The handler applies its events, sets its thread's interrupt flag (as a library that caught an
+         * {@code InterruptedException} does) and returns normally: the command succeeds.
+         */
+        HANDLER_INTERRUPTS,
+        /** The storage engine's append that holds the command's events sets its thread's interrupt flag first. */
+        STORE_INTERRUPTS,
+        /** The caller's callback sets the interrupt flag of the ring's thread it runs on: the command succeeds. */
+        CALLBACK_INTERRUPTS
     }
 
     /** Thrown where the torture injects a failure. */
@@ -83,6 +92,7 @@ public class TortureAccount {
         failIf(command.fault(), Fault.HANDLER_BEFORE_APPLY, command.commandId());
         apply(new Opened(command.accountId(), command.commandId(), command.fault()));
         failIf(command.fault(), Fault.HANDLER_AFTER_APPLY, command.commandId());
+        interruptIf(command.fault());
     }
 
     @CommandHandler
@@ -90,6 +100,7 @@ public class TortureAccount {
         failIf(command.fault(), Fault.HANDLER_BEFORE_APPLY, command.commandId());
         apply(new Deposited(id, command.commandId(), command.amount(), balance + command.amount(), command.fault()));
         failIf(command.fault(), Fault.HANDLER_AFTER_APPLY, command.commandId());
+        interruptIf(command.fault());
         return balance;
     }
 
@@ -101,6 +112,7 @@ public class TortureAccount {
         apply(new Deposited(id, command.commandId(), first, balance + first, command.fault()));
         apply(new Deposited(id, command.commandId(), second, balance + second, command.fault()));
         failIf(command.fault(), Fault.HANDLER_AFTER_APPLY, command.commandId());
+        interruptIf(command.fault());
         return balance;
     }
 
@@ -117,6 +129,12 @@ public class TortureAccount {
     @EventSourcingHandler
     void on(Deposited event) {
         this.balance += event.amount();
+    }
+
+    private static void interruptIf(Fault fault) {
+        if (fault == Fault.HANDLER_INTERRUPTS) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void failIf(Fault fault, Fault here, long commandId) {
