@@ -23,9 +23,10 @@ import java.util.function.Function;
  * <ul>
  *   <li>snapshot trigger: honoured (its snapshots are taken off the pipeline);</li>
  *   <li>command target resolver: honoured (the preload stage finds the same target as Axon's command handler);</li>
- *   <li>cache: refused at start-up. ringbus keeps ring aggregates in memory itself, on the preload stage's thread,
- *       and must not let an aggregate with commands in flight be evicted; an Axon {@link Cache} cannot be used for
- *       that, and ignoring it would be silent;</li>
+ *   <li>cache: not used for a ring aggregate, and said so once at start-up (WARN). ringbus keeps ring aggregates in
+ *       memory itself, on the preload stage's thread, in a cache that never evicts an aggregate with commands in
+ *       flight; an Axon {@link Cache} cannot promise that. A cache is an optimization: an application that sets one
+ *       on SimpleCommandBus starts on the ring, whose own cache takes its place;</li>
  *   <li>lock factory: one of Axon's in-process factories ({@link PessimisticLockFactory}, {@link NullLockFactory})
  *       is accepted as redundant, with a log line: a ring aggregate has one owning handler thread that runs its
  *       commands and deadlines one at a time, which is what such a lock gives. Any other lock factory is refused at
@@ -76,22 +77,22 @@ final class AggregateConfigurerSettings {
     }
 
     /**
-     * Refuses the per-aggregate settings a ring aggregate cannot honour, and logs the ones it makes redundant.
+     * Refuses the per-aggregate settings a ring aggregate cannot honour, and logs the ones it replaces or makes
+     * redundant.
      *
      * @param aggregate an aggregate's configurer, after the configuration was initialized
-     * @throws AxonConfigurationException naming the setting, when the aggregate was given a cache, or a lock factory
-     *                                    that is not one of Axon's in-process ones
+     * @throws AxonConfigurationException naming the setting, when the aggregate was given a lock factory that is not
+     *                                    one of Axon's in-process ones
      */
     static void requireRingCompatible(AggregateConfigurer<?> aggregate) {
         String name = aggregate.aggregateType().getName();
         Object cache = value(aggregate, AggregateSetting.CACHE);
         if (cache != null) {
-            throw new AxonConfigurationException(
-                    "Aggregate [" + name + "] is configured with a cache [" + cache + "] (AggregateConfigurer."
-                            + "configureCache, or @Aggregate(cache = ...)), which ringbus cannot use: it keeps ring "
-                            + "aggregates in memory itself, in a cache that never evicts an aggregate with commands "
-                            + "in flight. Remove the cache setting of this aggregate and size ringbus's cache "
-                            + "instead (RingCommandBus.builder().cacheSize(...), property ringbus.cache-size)");
+            logger.warn("Aggregate [{}] is configured with cache [{}] (AggregateConfigurer.configureCache, or "
+                                + "@Aggregate(cache = ...)), which ringbus does not use for it: ringbus keeps ring "
+                                + "aggregates in memory itself, in a cache that never evicts an aggregate with "
+                                + "commands in flight, sized with RingCommandBus.builder().cacheSize(...) (property "
+                                + "ringbus.cache-size)", name, cache.getClass().getName());
         }
         if (isConfigured(aggregate, AggregateSetting.LOCK_FACTORY)) {
             Object lockFactory = value(aggregate, AggregateSetting.LOCK_FACTORY);

@@ -1,11 +1,14 @@
 package io.github.ringbus;
 
 import org.axonframework.tracing.Span;
+import org.axonframework.tracing.NoOpSpanFactory;
+import org.axonframework.tracing.SpanFactory;
 import org.axonframework.tracing.SpanScope;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
 import org.axonframework.commandhandling.callbacks.LoggingCallback;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.Registration;
@@ -24,6 +27,7 @@ import org.axonframework.lifecycle.ShutdownInProgressException;
 import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
+import org.axonframework.messaging.interceptors.CorrelationDataInterceptor;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.RollbackConfigurationType;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
@@ -275,7 +279,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @throws IllegalStateException when the bus was shut down (a bus cannot be restarted)
      */
     public void start() {
+        boolean starting = lifecycle.state() == RingLifecycle.State.NEW;
         lifecycle.start();
+        if (starting && lifecycle.state() == RingLifecycle.State.RUNNING) {
+            logger.info(settings.describe());
+        }
     }
 
     /**
@@ -569,6 +577,35 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         public Builder spanFactory(CommandBusSpanFactory spanFactory) {
             this.spanFactory = require(spanFactory, "spanFactory");
             return this;
+        }
+
+        /**
+         * Takes from a plain Axon {@link Configuration} what Axon's default command bus takes from it
+         * ({@code DefaultConfigurer.defaultCommandBus}), so that commands behave as they do there: its event store,
+         * its {@link TransactionManager} (none when it has none), its message monitor for the command bus, its
+         * {@link CommandBusSpanFactory} when tracing is on (a span factory other than Axon's no-op one), and a
+         * {@link CorrelationDataInterceptor} over its correlation data providers, so that events carry the
+         * command's correlation data ({@code correlationId}, {@code traceId}, and whatever providers the application
+         * registered). Call it in {@code configureCommandBus(c -> RingCommandBus.builder().axonConfiguration(c)
+         * ...build())}; settings made after it replace what it set. The Spring Boot support does the same from the
+         * application context.
+         *
+         * @param configuration the Axon configuration the bus is built for
+         */
+        public Builder axonConfiguration(Configuration configuration) {
+            require(configuration, "axonConfiguration");
+            eventStore(configuration.eventStore());
+            transactionManager(configuration.getComponent(TransactionManager.class,
+                                                          () -> NoTransactionManager.INSTANCE));
+            messageMonitor(configuration.messageMonitor(CommandBus.class, "commandBus"));
+            CommandBusSpanFactory tracing = configuration.getComponent(CommandBusSpanFactory.class);
+            SpanFactory spans = configuration.getComponent(SpanFactory.class);
+            if (tracing != null && !(tracing instanceof DefaultCommandBusSpanFactory
+                    && (spans == null || spans instanceof NoOpSpanFactory))) {
+                spanFactory(tracing);
+            }
+            return handlerInterceptor(new CorrelationDataInterceptor<CommandMessage<?>>(
+                    configuration.correlationDataProviders()));
         }
 
         /**

@@ -53,6 +53,16 @@ record RingSettings(EventStore eventStore,
         handlerInterceptors = List.copyOf(handlerInterceptors);
     }
 
+    /** One line that says which bus runs and how, for the log at start-up. */
+    String describe() {
+        return "ringbus RingCommandBus started: topology " + topology + ", " + handlerThreads + " handler thread(s) ("
+                + threadNamePrefix + "-*), wait strategy " + waitStrategy + ", publish mode " + publishMode
+                + ", store batches of up to " + maxStoreBatchEvents + " events per transaction ("
+                + transactionManager.getClass().getSimpleName() + "), ring of " + ringSize + " slots, "
+                + fullRingPolicy + " when full, cache of " + cacheSize + " aggregates per type, event store "
+                + eventStore.getClass().getSimpleName();
+    }
+
     /**
      * @return the event store when it is a {@link RingEventStore} (store and publish are then separate steps), else
      * null: the one place this is decided

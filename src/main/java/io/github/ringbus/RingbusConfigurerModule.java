@@ -4,6 +4,7 @@ import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.Configurer;
 import org.axonframework.config.ConfigurerModule;
+import org.axonframework.modelling.command.AnnotationCommandTargetResolver;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,12 +19,12 @@ import java.util.function.Supplier;
  * configuration is built and its command bus is a {@link RingCommandBus} (or a distributed bus whose local segment is
  * one), every aggregate configured with {@code configureAggregate} gets a ringbus repository in place of Axon's
  * default {@code EventSourcingRepository}, with the aggregate's own snapshot trigger and command target resolver;
- * a cache, or a lock factory other than Axon's in-process ones, configured for it fails start-up (see
- * {@link AggregateConfigurerSettings}). Aggregates mapped with JPA ({@code @Entity}), and aggregates configured with a
+ * a cache configured for it is not used (ringbus's own takes its place, and a warning says so), and a lock factory
+ * other than Axon's in-process ones fails start-up (see {@link AggregateConfigurerSettings}). Aggregates mapped with JPA ({@code @Entity}), and aggregates configured with a
  * repository of their own, keep their repository; their commands are routed by aggregate and each runs whole on its
  * aggregate's handler thread (see {@link RingAggregates#registerOwnRepositoryAggregate}). With any other command bus this module does
- * nothing but register {@link AnnotatedTargetResolver} as the default command target resolver (Axon's rules, found
- * once per command class).
+ * nothing: the default command target resolver it registers is then Axon's own (on a ring it is
+ * {@link AnnotatedTargetResolver}: Axon's rules, found once per command class).
  */
 public final class RingbusConfigurerModule implements ConfigurerModule {
 
@@ -31,9 +32,12 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
 
     @Override
     public void configureModule(Configurer configurer) {
-        // Same rules as Axon's default resolver, without its per-command reflection; a resolver the application
-        // registers itself replaces this one.
-        configurer.registerComponent(CommandTargetResolver.class, c -> new AnnotatedTargetResolver());
+        // On a ring: the same rules as Axon's default resolver, without its per-command reflection; on any other bus,
+        // Axon's own. A resolver the application registers itself replaces this one.
+        configurer.registerComponent(CommandTargetResolver.class,
+                                     c -> RingCommandBus.localRingOf(c.commandBus()) != null
+                                             ? new AnnotatedTargetResolver()
+                                             : AnnotationCommandTargetResolver.builder().build());
         configurer.onInitialize(RingbusConfigurerModule::routeAggregatesThroughRing);
     }
 

@@ -16,10 +16,12 @@ import java.util.function.LongSupplier;
  * whichever bus runs them) is then time-ordered, which keeps an event table's identifier index appending at its end.
  * <p>
  * <b>The switch.</b> Axon resolves its identifier factory once, through {@link java.util.ServiceLoader}, on first use,
- * typically before any Spring property exists; so the Spring property {@code ringbus.enabled} does not reach it. The
- * system property {@value #SETTING} (or the environment variable {@value #ENVIRONMENT_SETTING}) does: {@code axon}
- * gives back Axon's own random (version 4) UUIDs, {@code time-based} (the default) keeps these. Any other value fails
- * the first use of {@code IdentifierFactory.getInstance()} with a message naming the setting.
+ * typically before any Spring property exists; so {@code ringbus.enabled} in an application's properties file does
+ * not reach it. The system property {@value #SETTING} (or the environment variable {@value #ENVIRONMENT_SETTING})
+ * does: {@code axon} gives back Axon's own random (version 4) UUIDs, {@code time-based} (the default) keeps these.
+ * Any other value fails the first use of {@code IdentifierFactory.getInstance()} with a message naming the setting.
+ * Without that switch, {@code ringbus.enabled=false} given as a system property (or {@code RINGBUS_ENABLED=false} in
+ * the environment), where Spring Boot reads it too, turns these identifiers off with the rest of ringbus.
  * <p>
  * Guarantees:
  * <ul>
@@ -40,6 +42,10 @@ public class TimeBasedIdentifierFactory extends IdentifierFactory {
     public static final String SETTING = "ringbus.identifiers";
     /** The environment variable read when the system property is not set. */
     public static final String ENVIRONMENT_SETTING = "RINGBUS_IDENTIFIERS";
+    /** The system property that turns ringbus off; {@code false} also gives back Axon's identifiers. */
+    public static final String ENABLED_SETTING = "ringbus.enabled";
+    /** The environment variable of {@value #ENABLED_SETTING}, as Spring Boot spells it. */
+    public static final String ENABLED_ENVIRONMENT_SETTING = "RINGBUS_ENABLED";
 
     /*
      * One generator per thread. The library's TimeBasedEpochGenerator is thread-safe, but it makes every call take
@@ -56,7 +62,25 @@ public class TimeBasedIdentifierFactory extends IdentifierFactory {
      *                                  than {@code time-based} or {@code axon}
      */
     public TimeBasedIdentifierFactory() {
-        this(System.getProperty(SETTING, System.getenv(ENVIRONMENT_SETTING)), System::currentTimeMillis);
+        this(choice(System.getProperty(SETTING, System.getenv(ENVIRONMENT_SETTING)),
+                    System.getProperty(ENABLED_SETTING, System.getenv(ENABLED_ENVIRONMENT_SETTING))),
+             System::currentTimeMillis);
+    }
+
+    /**
+     * The identifiers chosen: the switch when set; else {@code axon} when ringbus is turned off where this factory
+     * can see it (the system property or environment variable of {@code ringbus.enabled}, which Spring Boot reads
+     * too), so that turning ringbus off that way turns all of it off; else the default.
+     *
+     * @param setting the value of {@value #SETTING}, or null
+     * @param enabled the value of {@value #ENABLED_SETTING}, or null
+     * @return the value of the switch to apply, or null for the default
+     */
+    static String choice(String setting, String enabled) {
+        if (setting != null && !setting.isBlank()) {
+            return setting;
+        }
+        return enabled != null && enabled.trim().equalsIgnoreCase("false") ? "axon" : null;
     }
 
     /**

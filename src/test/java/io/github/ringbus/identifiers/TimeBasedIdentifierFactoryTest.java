@@ -160,4 +160,19 @@ class TimeBasedIdentifierFactoryTest {
                 .hasMessageContaining("ringbus.identifiers")
                 .hasMessageContaining("[random]");
     }
+
+    @Test
+    void ringbusTurnedOffWhereTheFactoryCanSeeItGivesBackAxonsIdentifiers() {
+        String choice = TimeBasedIdentifierFactory.choice(null, "false");
+        TimeBasedIdentifierFactory factory = new TimeBasedIdentifierFactory(choice, System::currentTimeMillis);
+
+        assertThat(UUID.fromString(factory.generateIdentifier()).version()).isEqualTo(4);
+    }
+
+    @Test
+    void theIdentifierSwitchWinsOverRingbusEnabled() {
+        assertThat(TimeBasedIdentifierFactory.choice("time-based", "false")).isEqualTo("time-based");
+        assertThat(TimeBasedIdentifierFactory.choice(null, "true")).isNull();
+        assertThat(TimeBasedIdentifierFactory.choice(null, null)).isNull();
+    }
 }

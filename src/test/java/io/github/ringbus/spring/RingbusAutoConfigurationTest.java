@@ -29,6 +29,8 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.tracing.SpanFactory;
+import org.axonframework.modelling.command.AnnotationCommandTargetResolver;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -275,6 +277,15 @@ class RingbusAutoConfigurationTest {
             CommandGateway gateway = context.getBean(CommandGateway.class);
             gateway.sendAndWait(new Open("a"));
             assertThat((Object) gateway.sendAndWait(new Deposit("a", 5))).isEqualTo(5L);
+        });
+    }
+
+    @Test
+    void disabledRestoresAxonsCommandTargetResolver() {
+        runner.withPropertyValues("ringbus.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(Configuration.class).getComponent(CommandTargetResolver.class))
+                    .isInstanceOf(AnnotationCommandTargetResolver.class);
         });
     }
 

@@ -234,12 +234,17 @@ class SpringAggregateSettingsTest {
     }
 
     @Test
-    void anAggregatesCacheFailsStartUpNamingTheSetting() {
+    void anAggregatesCacheDoesNotStopStartUpAndIsNotUsedForTheRingAggregate() {
         runner.withUserConfiguration(CachedNote.class).run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(rootCause(context.getStartupFailure()))
-                    .hasMessageContaining("Aggregate [" + CachedNote.class.getName() + "] is configured with a cache")
-                    .hasMessageContaining("@Aggregate(cache = ...)");
+            assertThat(context).hasNotFailed();
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+
+            gateway.sendAndWait(new Write("n"));
+
+            assertThat(context.getBean(Configuration.class).repository(CachedNote.class))
+                    .isInstanceOf(RING_REPOSITORY);
+            assertThat(((Cache) context.getBean("noteCache")).containsKey("n"))
+                    .as("the configured cache holds the aggregate").isFalse();
         });
     }
 
