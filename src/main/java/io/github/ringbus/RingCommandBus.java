@@ -94,6 +94,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final NestedDispatch nested;
     /** The aggregate types whose commands this bus runs. */
     private final RingAggregates aggregates;
+    /** The buses this bus's command handlers are subscribed on as well; guards {@link #subscriptions} too. */
+    private final List<CommandBus> mirrors = new java.util.ArrayList<>();
+    /** The command handlers subscribed on this bus, for the buses mirrors added later. */
+    private final List<Subscription> subscriptions = new java.util.ArrayList<>();
 
     private RingCommandBus(RingSettings settings) {
         this.settings = settings;
@@ -210,7 +214,71 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @Override
     public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
-        return routes.subscribe(commandName, handler);
+        Registration onRing = routes.subscribe(commandName, handler);
+        Subscription subscription = new Subscription(commandName, handler, onRing);
+        synchronized (mirrors) {
+            subscriptions.add(subscription);
+            for (CommandBus mirror : mirrors) {
+                subscription.alsoOn(mirror);
+            }
+        }
+        return () -> {
+            synchronized (mirrors) {
+                subscriptions.remove(subscription);
+            }
+            return subscription.cancel();
+        };
+    }
+
+    /**
+     * Subscribes every command handler of this bus, those subscribed so far and those subscribed later, on another
+     * bus too (and cancels them there when they are cancelled here). For an application component that dispatches on
+     * a {@code SimpleCommandBus} of its own, on its own thread (several commands in one Unit of Work and transaction,
+     * say): its commands find the same handlers, and run outside the ring. An event-sourced aggregate that such a
+     * command loads or creates is read from the event store, not from the ring's cache, and once its Unit of Work
+     * has committed, the ring reads its cached aggregates from the event store again before their next command, so
+     * that no ring command works on a state that misses those events. A ring command already being handled on the
+     * older state when the other bus's command commits fails at the append if the storage engine refuses a second
+     * event at the same sequence number (JDBC and JPA engines do; Axon's in-memory engine does not), as it would if
+     * another node had stored it. The Spring Boot support does this for a {@code SimpleCommandBus} bean that the
+     * application asks for.
+     *
+     * @param other the bus to subscribe this bus's command handlers on as well
+     */
+    public void subscribeHandlersAlsoOn(CommandBus other) {
+        Objects.requireNonNull(other, "other bus must not be null");
+        synchronized (mirrors) {
+            mirrors.add(other);
+            for (Subscription subscription : subscriptions) {
+                subscription.alsoOn(other);
+            }
+        }
+    }
+
+    /** A handler subscribed on this bus, and its registrations here and on the buses it is mirrored on. */
+    private static final class Subscription {
+
+        private final String commandName;
+        private final MessageHandler<? super CommandMessage<?>> handler;
+        private final List<Registration> registrations = new CopyOnWriteArrayList<>();
+
+        Subscription(String commandName, MessageHandler<? super CommandMessage<?>> handler, Registration onRing) {
+            this.commandName = commandName;
+            this.handler = handler;
+            registrations.add(onRing);
+        }
+
+        void alsoOn(CommandBus other) {
+            registrations.add(other.subscribe(commandName, handler));
+        }
+
+        boolean cancel() {
+            boolean cancelled = false;
+            for (Registration registration : registrations) {
+                cancelled |= registration.cancel();
+            }
+            return cancelled;
+        }
     }
 
     @Override

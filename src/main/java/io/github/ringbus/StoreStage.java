@@ -240,7 +240,12 @@ final class StoreStage implements EventHandler<CommandSlot> {
             if (publishInTransaction && subscribersFirst) {
                 publish(slots);
             }
-            append(events);
+            try {
+                append(events);
+            } finally {
+                // The event store is user code too: a flag it left must not fail this batch's commit or the retry.
+                leftInterrupts.clear("store (event store append)", null);
+            }
             if (publishInTransaction && !subscribersFirst) {
                 publish(slots);
             }

@@ -69,6 +69,17 @@ public class RingbusAggregateRouting implements ConfigurerModule {
      * post-processor wrapped it; else the bean itself or the local segment of a distributed bus.
      */
     private RingCommandBus ring(String busName) {
+        return ringOf(beanFactory, busName);
+    }
+
+    /**
+     * The ring bus of the named bean, whatever the bean exposes (see {@link #ring(String)}).
+     *
+     * @param beanFactory the application's bean factory
+     * @param busName     the name of the ring bus bean
+     * @return the ring created under that name
+     */
+    static RingCommandBus ringOf(ConfigurableListableBeanFactory beanFactory, String busName) {
         Object bean = beanFactory.getBean(busName); // creates it if it was not yet
         RingCommandBusBeans created = beanFactory.getBeanProvider(RingCommandBusBeans.class).getIfAvailable();
         RingCommandBus ring = created == null ? null : created.ring(busName);

@@ -7,6 +7,9 @@ import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
+import org.axonframework.commandhandling.DuplicateCommandHandlerResolver;
+import org.axonframework.commandhandling.LoggingDuplicateCommandHandlerResolver;
+import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
@@ -20,6 +23,7 @@ import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -28,6 +32,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.util.ClassUtils;
 
 import java.util.List;
@@ -80,6 +85,10 @@ public class RingbusAutoConfiguration {
 
     /** The name of the bus bean, and the value of the {@code bus} tag of its metrics. */
     public static final String BUS_BEAN_NAME = "ringCommandBus";
+    /** The name of the {@code SimpleCommandBus} bean made for components that ask for one (see its method). */
+    public static final String OUTSIDE_RING_BUS_BEAN_NAME = "simpleCommandBus";
+
+    private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RingbusAutoConfiguration.class);
 
     private static final boolean MICROMETER_PRESENT =
             ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
@@ -154,6 +163,63 @@ public class RingbusAutoConfiguration {
         // shutdown do nothing the second time).
         bus.registerLifecycleHandlers(axonConfiguration.lifecycleRegistry());
         return bus;
+    }
+
+    /**
+     * Axon's {@link SimpleCommandBus}, for an application component that asks for one by type (Axon's
+     * auto-configuration declares its bus bean as one, and ringbus's replaces it): to run several commands on the
+     * caller's thread in one Unit of Work and transaction, say. Lazy: made only when such a component asks for it,
+     * and then said in the log. Built as Axon's bean is (transaction manager, duplicate handler resolver, tracing,
+     * message monitor, correlation data), with every command handler of the ring subscribed on it too
+     * ({@link RingCommandBus#subscribeHandlersAlsoOn}): its commands run outside the ring, on the caller's thread,
+     * with Axon's own repositories, and the ring reads its cached aggregates again after each of them commits. The
+     * ring stays the application's {@code CommandBus} ({@link #ringbusPrimaryCommandBus}).
+     */
+    @Bean(name = OUTSIDE_RING_BUS_BEAN_NAME)
+    @Lazy
+    @ConditionalOnBean(name = BUS_BEAN_NAME)
+    @ConditionalOnMissingBean(SimpleCommandBus.class)
+    public SimpleCommandBus simpleCommandBus(ObjectProvider<TransactionManager> transactionManager,
+                                             ObjectProvider<DuplicateCommandHandlerResolver> duplicates,
+                                             Configuration axonConfiguration,
+                                             ConfigurableListableBeanFactory beanFactory) {
+        SimpleCommandBus bus = SimpleCommandBus.builder()
+                .transactionManager(transactionManager.getIfAvailable(() -> NoTransactionManager.INSTANCE))
+                .duplicateCommandHandlerResolver(
+                        duplicates.getIfAvailable(LoggingDuplicateCommandHandlerResolver::instance))
+                .spanFactory(axonConfiguration.getComponent(CommandBusSpanFactory.class))
+                .messageMonitor(axonConfiguration.messageMonitor(CommandBus.class, "commandBus"))
+                .build();
+        bus.registerHandlerInterceptor(
+                new CorrelationDataInterceptor<CommandMessage<?>>(axonConfiguration.correlationDataProviders()));
+        RingbusAggregateRouting.ringOf(beanFactory, BUS_BEAN_NAME).subscribeHandlersAlsoOn(bus);
+        logger.info("ringbus: bean [{}], a SimpleCommandBus the application asked for, runs its commands outside the "
+                            + "ring: on the dispatching thread, with the ring's handlers and Axon's own repositories "
+                            + "(aggregates read from the event store); after each of its commands commits, the ring "
+                            + "reads its cached aggregates again. The application's CommandBus is still [{}]",
+                    OUTSIDE_RING_BUS_BEAN_NAME, BUS_BEAN_NAME);
+        return bus;
+    }
+
+    /**
+     * Makes the ring the primary {@link CommandBus} when {@link #simpleCommandBus} stands beside it and no other
+     * command bus is primary (a distributed bus, Axon Server's), so that Axon and the application's components that
+     * ask for a {@code CommandBus} get the ring, as before.
+     */
+    @Bean
+    static BeanFactoryPostProcessor ringbusPrimaryCommandBus() {
+        return beanFactory -> {
+            if (!beanFactory.containsBeanDefinition(BUS_BEAN_NAME)
+                    || !beanFactory.containsBeanDefinition(OUTSIDE_RING_BUS_BEAN_NAME)) {
+                return;
+            }
+            for (String name : beanFactory.getBeanNamesForType(CommandBus.class, true, false)) {
+                if (beanFactory.containsBeanDefinition(name) && beanFactory.getBeanDefinition(name).isPrimary()) {
+                    return;
+                }
+            }
+            beanFactory.getBeanDefinition(BUS_BEAN_NAME).setPrimary(true);
+        };
     }
 
     /** Records the ring bus beans as created, so that ringbus finds them behind any wrapper; see the class. */
