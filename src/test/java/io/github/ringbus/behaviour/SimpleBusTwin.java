@@ -35,7 +35,12 @@ final class SimpleBusTwin implements AutoCloseable {
     }
 
     SimpleBusTwin(MessageMonitor<? super CommandMessage<?>> monitor) {
-        this.bus = SimpleCommandBus.builder().messageMonitor(monitor).build();
+        this(SimpleCommandBus.builder().messageMonitor(monitor).build());
+    }
+
+    /** The twin on a SimpleCommandBus built by the test (with a span factory, say). */
+    SimpleBusTwin(SimpleCommandBus bus) {
+        this.bus = bus;
         register(Account.class);
         register(Tally.class);
     }
