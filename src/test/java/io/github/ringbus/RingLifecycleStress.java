@@ -26,7 +26,14 @@ public final class RingLifecycleStress {
 
     /** A running lifecycle whose stages do nothing: the gate is all that is under test. */
     static RingLifecycle running() {
-        RingLifecycle lifecycle = new RingLifecycle(new RingLifecycle.Stages() {
+        RingLifecycle lifecycle = idle();
+        lifecycle.start();
+        return lifecycle;
+    }
+
+    /** A lifecycle not yet started whose stages do nothing. */
+    static RingLifecycle idle() {
+        return new RingLifecycle(new RingLifecycle.Stages() {
             @Override
             public void start() {
             }
@@ -40,8 +47,6 @@ public final class RingLifecycleStress {
             }
         }, Duration.ofSeconds(1), () -> {
         });
-        lifecycle.start();
-        return lifecycle;
     }
 
     @JCStressTest
@@ -105,20 +110,7 @@ public final class RingLifecycleStress {
     @State
     public static class GateClosedFromAStageStaysClosed {
 
-        private final RingLifecycle gate = new RingLifecycle(new RingLifecycle.Stages() {
-            @Override
-            public void start() {
-            }
-
-            @Override
-            public void drainAndStop(long timeoutNanos) {
-            }
-
-            @Override
-            public void completeUnfinished() {
-            }
-        }, Duration.ofSeconds(1), () -> {
-        });
+        private final RingLifecycle gate = idle();
 
         @Actor
         public void starter() {
