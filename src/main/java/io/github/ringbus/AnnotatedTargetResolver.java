@@ -24,10 +24,19 @@ import static java.lang.String.format;
  * every command.
  * <p>
  * Axon's resolver walks every method and field of the payload class, and their meta-annotations, for each command:
- * measured here, that was the largest cost of both the preload and the handle stage. Thread-safe; the per-class
- * lookup is a {@link ClassValue}.
+ * measured here, that was the largest cost of both the preload and the handle stage, and it costs Axon's own buses
+ * as much (docs/benchmarks.md). ringbus uses it by default; any Axon command bus can use it too, registered as the
+ * configuration's {@code CommandTargetResolver} component.
+ * <p>
+ * Guarantees: the target (identifier and version) Axon's resolver finds, and the same exceptions for a missing or
+ * unreadable one. Thread-safe, from any number of threads; the per-class lookup is a {@link ClassValue}, so a class
+ * is inspected once.
  */
-final class AnnotatedTargetResolver implements CommandTargetResolver {
+public final class AnnotatedTargetResolver implements CommandTargetResolver {
+
+    /** Creates a resolver; every instance inspects each payload class once. */
+    public AnnotatedTargetResolver() {
+    }
 
     private final ClassValue<Accessors> accessors = new ClassValue<>() {
         @Override

@@ -30,6 +30,7 @@ class ArchitectureTest {
             "io.github.ringbus.RingEventStore",
             "io.github.ringbus.RingEventStore$Builder",
             "io.github.ringbus.RingbusConfigurerModule",
+            "io.github.ringbus.AnnotatedTargetResolver",
             "io.github.ringbus.FullRingPolicy",
             "io.github.ringbus.PublishMode",
             "io.github.ringbus.WaitStrategyChoice",

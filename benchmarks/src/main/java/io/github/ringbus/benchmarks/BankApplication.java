@@ -4,7 +4,9 @@ import java.util.concurrent.TimeUnit;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.config.Configuration;
+import io.github.ringbus.AnnotatedTargetResolver;
 import org.axonframework.config.DefaultConfigurer;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
 
 /**
@@ -47,6 +49,10 @@ public final class BankApplication {
         // Axon 4.13 would otherwise contact AxonIQ's update server from every JVM that starts a configuration.
         System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
         Configuration configuration = DefaultConfigurer.defaultConfiguration()
+                // Every bus finds command targets with the same resolver, so that the buses are compared, not the
+                // resolvers: Axon's default reflects over the payload class on every command, which in this workload
+                // cost SimpleCommandBus about three quarters of its throughput (docs/benchmarks.md, 2026-11-24).
+                .registerComponent(CommandTargetResolver.class, c -> new AnnotatedTargetResolver())
                 .configureTransactionManager(c -> storage.transactions())
                 .configureEventStore(c -> bus.eventStore(storage.engine().get(), c))
                 .configureAggregate(bus.accountConfiguration())
