@@ -100,8 +100,10 @@ final class Pipeline implements RingLifecycle.Stages {
                                         settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
                                         leftInterrupts),
                 leftInterrupts);
+        // COMPACT publishes on the store's thread after the store: only what was stored, whatever the mode.
         EventHandler<CommandSlot> publish = publishSeparately
-                ? new StageGuard("publish", new PublishStage(splitStore, afterStore), leftInterrupts) : null;
+                ? new StageGuard("publish", new PublishStage(splitStore, afterStore || compact), leftInterrupts)
+                : null;
         EventHandler<CommandSlot> completing = new StageGuard("complete", complete, leftInterrupts);
 
         this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));

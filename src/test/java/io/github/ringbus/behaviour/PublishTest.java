@@ -135,6 +135,22 @@ class PublishTest {
         assertThat(receivedPayloads()).containsExactlyElementsOf(ring.storedPayloads("a"));
     }
 
+    /** COMPACT runs publish after the store on one thread: PARALLEL there publishes only what was stored. */
+    @Test
+    void withParallelOnTheCompactTopologyACommandWhoseAppendFailsIsNotPublished() {
+        ring = RingbusFixture.started(b -> b.publishMode(PublishMode.PARALLEL).topology(Topology.COMPACT));
+        subscribe();
+        ring.sendAndWait(new Open("a"));
+
+        ring.engine.failAppends(true);
+        Throwable failure = ring.send(new Deposit("a", 5)).awaitFailure();
+        ring.engine.failAppends(false);
+        ring.sendAndWait(new Deposit("a", 1));
+
+        assertThat(failure).isInstanceOf(EventStoreException.class);
+        assertThat(receivedPayloads()).containsExactly(new Opened("a"), new Deposited("a", 1));
+    }
+
     @Test
     void withAfterStoreASubscriberFindsTheEventsItReceivesAlreadyInTheStore() {
         ring = RingbusFixture.started(b -> b.publishMode(PublishMode.AFTER_STORE));
