@@ -41,6 +41,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -96,9 +97,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     /** The aggregate types whose commands this bus runs. */
     private final RingAggregates aggregates;
     /** The buses this bus's command handlers are subscribed on as well; guards {@link #subscriptions} too. */
-    private final List<CommandBus> mirrors = new java.util.ArrayList<>();
+    private final List<CommandBus> mirrors = new ArrayList<>();
     /** The command handlers subscribed on this bus, for the buses mirrors added later. */
-    private final List<Subscription> subscriptions = new java.util.ArrayList<>();
+    private final List<Subscription> subscriptions = new ArrayList<>();
 
     private RingCommandBus(RingSettings settings) {
         this.settings = settings;

@@ -103,12 +103,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */
     void startFor(CommandMessage<?> command) {
         context.reset(command);
-        for (ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers : handlersByPhase) {
-            handlers.clear(); // those of phases the last command never reached (its rollback handler, say)
-        }
-        setPhase(Phase.NOT_STARTED);
-        resources().clear();
-        correlationDataProviders().clear();
+        empty();
         start();
     }
 
@@ -123,12 +118,17 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
         if (phase == Phase.NOT_STARTED || phase == Phase.CLOSED) {
             return;
         }
+        empty();
+    }
+
+    /** Drops the last command's phase handlers, resources and correlation data, and sets the phase back. */
+    private void empty() {
         for (ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers : handlersByPhase) {
-            handlers.clear();
+            handlers.clear(); // those of phases the last command never reached (its rollback handler, say)
         }
+        setPhase(Phase.NOT_STARTED);
         resources().clear();
         correlationDataProviders().clear();
-        setPhase(Phase.NOT_STARTED);
     }
 
     void recordResult(Object result) {

@@ -21,6 +21,8 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.interceptors.CorrelationDataInterceptor;
 import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
@@ -88,7 +90,7 @@ public class RingbusAutoConfiguration {
     /** The name of the {@code SimpleCommandBus} bean made for components that ask for one (see its method). */
     public static final String OUTSIDE_RING_BUS_BEAN_NAME = "simpleCommandBus";
 
-    private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(RingbusAutoConfiguration.class);
+    private static final Logger logger = LoggerFactory.getLogger(RingbusAutoConfiguration.class);
 
     private static final boolean MICROMETER_PRESENT =
             ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
