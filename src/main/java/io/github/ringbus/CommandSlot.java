@@ -97,6 +97,15 @@ final class CommandSlot implements StageTimes {
     /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
     int generation;
     long handledNanos;
+    /**
+     * The store shard (store thread) that stores and completes this command: its aggregate's
+     * ({@link #storeShardOf}). Written by the handle stage once it knows the aggregate (a creation command without
+     * target learns it there), read by every store thread to pick its own slots. Deliberately not reset by
+     * {@link #clear()}: the store thread that owns the slot clears it while the others may still be reading this
+     * field to learn that the slot is not theirs. Reset by {@link #fill}, which runs only once every store thread
+     * has passed the slot; the next command's handle stage writes it before any store thread can reach the slot.
+     */
+    int storeShard;
 
     // --- written by the store stage / the publish stage ------------------------------------------------------------
     Throwable storeFailure;
@@ -114,6 +123,7 @@ final class CommandSlot implements StageTimes {
               MessageMonitor.MonitorCallback monitorCallback) {
         clear();
         unitOfWork.forget();
+        storeShard = 0; // not by clear(): see the field
         this.command = command;
         this.callback = callback;
         this.monitorCallback = monitorCallback;
@@ -207,6 +217,36 @@ final class CommandSlot implements StageTimes {
      */
     boolean hasEventsToStore() {
         return preloadFailure == null && !rolledBack && !events.isEmpty();
+    }
+
+    /**
+     * The store shard of this slot's command among {@code shards}: the shard of its aggregate's identifier
+     * ({@link #spread}), so that all of one aggregate's events go through one store thread, in ring order; for a
+     * command without an aggregate in memory (a plain handler, a state-stored aggregate, a failure before the
+     * aggregate was known), the shard of its handler segment. Called by the handle stage.
+     *
+     * @param shards the number of store shards, at least 1
+     * @return the shard, in {@code [0, shards)}
+     */
+    int storeShardOf(int shards) {
+        if (shards == 1) {
+            return 0;
+        }
+        AggregateHolder<?> owner = holder;
+        String identifier = owner == null ? null : owner.identifier();
+        return (identifier == null ? segment : spread(identifier)) % shards;
+    }
+
+    /**
+     * An aggregate identifier's hash, spread over its bits and made non-negative: what handler segments and store
+     * shards are taken from (modulo their count), so one identifier always lands on the same of each.
+     *
+     * @param identifier an aggregate identifier
+     * @return a non-negative number
+     */
+    static int spread(String identifier) {
+        int hash = identifier.hashCode();
+        return (hash ^ (hash >>> 16)) & Integer.MAX_VALUE;
     }
 
     /**

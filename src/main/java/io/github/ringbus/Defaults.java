@@ -1,5 +1,9 @@
 package io.github.ringbus;
 
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+
 import java.time.Duration;
 
 /**
@@ -7,7 +11,8 @@ import java.time.Duration;
  * module applies only the properties a user set, so its defaults are these; the copies a user reads (the Spring
  * configuration metadata an IDE shows, the README's and docs/spring-boot.md's tables) are compared with these by
  * {@code DefaultsTest}. The defaults that depend on the machine are computed by the builder: handler threads (a
- * quarter of the cores, at least one) and topology (compact on up to 4 cores with one handler thread).
+ * quarter of the cores, at least one), store threads (see {@link #storeThreads}) and topology (compact on up to 4 cores
+ * with one handler thread and one store thread).
  */
 final class Defaults {
 
@@ -31,9 +36,27 @@ final class Defaults {
         return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
     }
 
+    /**
+     * Store threads: one per four cores, at least one, where the engine can take appends side by side (a database,
+     * behind a transaction manager that gives each thread its own transaction); one where it cannot: without a
+     * transaction manager (each thread's appends would not be its own transaction) or on Axon's in-memory engine,
+     * which appends under one lock, so that more threads would only wait for each other.
+     *
+     * @param eventStore         the bus's event store
+     * @param transactionManager the bus's transaction manager
+     * @return the default number of store threads
+     */
+    static int storeThreads(EventStore eventStore, TransactionManager transactionManager) {
+        if (transactionManager instanceof NoTransactionManager
+                || (eventStore instanceof RingEventStore ringEventStore && ringEventStore.appendsUnderOneLock())) {
+            return 1;
+        }
+        return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
+    }
+
     /** {@link Topology#COMPACT} on small machines with one handler thread (measured faster on 2 cores). */
-    static Topology topology(int handlerThreads) {
-        return handlerThreads == 1 && Runtime.getRuntime().availableProcessors() <= COMPACT_UP_TO_CORES
+    static Topology topology(int handlerThreads, int storeThreads) {
+        return handlerThreads == 1 && storeThreads == 1 && Runtime.getRuntime().availableProcessors() <= COMPACT_UP_TO_CORES
                 ? Topology.COMPACT : Topology.FULL;
     }
 }

@@ -44,8 +44,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final CommandBusSpanFactory spanFactory;
     private final boolean timed;
     private final WholeCommandRunner wholeCommands;
+    /** The number of store shards, to tell each slot which store thread takes it on ({@link CommandSlot#storeShard}). */
+    private final int storeShards;
 
-    HandleStage(int segment,
+    HandleStage(int segment, int storeShards,
                 List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
                 RollbackConfiguration rollbackConfiguration,
                 RingEventStore splitStore,
@@ -53,6 +55,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 boolean timed,
                 TransactionManager transactionManager) {
         this.segment = segment;
+        this.storeShards = storeShards;
         this.interceptors = interceptors;
         this.rollbackConfiguration = rollbackConfiguration;
         this.splitStore = splitStore;
@@ -67,6 +70,15 @@ final class HandleStage implements EventHandler<CommandSlot> {
         if (slot.segment != segment) {
             return;
         }
+        try {
+            handleOwn(slot);
+        } finally {
+            // After the handler: a creation command that named no target knows its aggregate only now.
+            slot.storeShard = slot.storeShardOf(storeShards);
+        }
+    }
+
+    private void handleOwn(CommandSlot slot) {
         MessageHandler<? super CommandMessage<?>> handler;
         if (slot.preloadFailure != null) {
             if (!interceptedDespite(slot.preloadFailure, slot)) {

@@ -32,8 +32,10 @@ import java.util.function.Function;
  *   preload -&gt; handle[0..n) -&gt; store -&gt; publish -&gt; complete            PublishMode.AFTER_STORE
  *   preload -&gt; handle[0..n) -&gt; store -&gt; complete                       an EventStore that is not a RingEventStore
  *   (preload -&gt; handle) -&gt; (store -&gt; [publish] -&gt; complete)          Topology.COMPACT: two threads
+ *   preload -&gt; handle[0..n) -&gt; shard[0..k)(store -&gt; [publish] -&gt; complete)   storeThreads k &gt; 1 (FULL)
  * </pre>
- * Only the complete stage gates the dispatchers: a slot is reused once its command has completed.
+ * Only the complete stages gate the dispatchers: a slot is reused once its command has completed. With several store
+ * threads each shard stores, publishes and completes its own share of the aggregates ({@link StoreShard}).
  * <p>
  * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus's
  * {@link RingLifecycle}. {@link #tryClaim} and {@link #handOver} may be called by any number of dispatchers.
@@ -44,12 +46,16 @@ final class Pipeline implements RingLifecycle.Stages {
 
     private final Disruptor<CommandSlot> disruptor;
     private final RingBuffer<CommandSlot> ring;
-    private final CompleteStage complete;
+    /** The complete stage of each store shard (one, unless several store threads run). */
+    private final List<CompleteStage> completeStages;
     private final boolean timed;
     private final PipelineThreads threads;
     private final boolean publishSeparately;
     private final boolean compact;
-    /** The store stage of the FULL topology, whose sequence says how far the ring's commands went through the store. */
+    /**
+     * The store stage of the FULL topology with one store thread, whose sequence says how far the ring's commands went
+     * through the store; null where store threads complete their own commands.
+     */
     private final EventHandler<CommandSlot> storeStage;
     /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
     private final List<String> storingThreadNames;
@@ -78,8 +84,8 @@ final class Pipeline implements RingLifecycle.Stages {
         }
 
         this.timed = settings.pipelineMonitor().timesStages();
-        this.complete = new CompleteStage(settings.pipelineMonitor());
         this.compact = settings.topology() == Topology.COMPACT;
+        int storeShards = settings.storeThreads();
         LeftInterrupts leftInterrupts = new LeftInterrupts();
         // Every stage runs inside a StageGuard: the Disruptor's processor then never sees a stage fail, and an
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
@@ -89,27 +95,45 @@ final class Pipeline implements RingLifecycle.Stages {
         EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
         for (int segment = 0; segment < handle.length; segment++) {
             handle[segment] = new StageGuard("handle-" + segment,
-                                             new HandleStage(segment, handlerInterceptors,
+                                             new HandleStage(segment, storeShards, handlerInterceptors,
                                                              settings.rollbackConfiguration(), splitStore,
                                                              settings.spanFactory(), timed,
                                                              settings.transactionManager()),
                                              leftInterrupts);
         }
-        EventHandler<CommandSlot> store = new StageGuard(
-                "store", new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
-                                        settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                                        leftInterrupts),
-                leftInterrupts);
-        // COMPACT publishes on the store's thread after the store: only what was stored, whatever the mode.
-        EventHandler<CommandSlot> publish = publishSeparately
-                ? new StageGuard("publish", new PublishStage(splitStore, afterStore || compact), leftInterrupts)
+        // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
+        // publishes after its store: only what was stored, whatever the mode.
+        boolean storeCompletes = compact || storeShards > 1;
+        @SuppressWarnings("unchecked")
+        EventHandler<CommandSlot>[] shards = new EventHandler[storeCompletes ? storeShards : 0];
+        List<CompleteStage> completeStages = new ArrayList<>();
+        for (int shard = 0; shard < shards.length; shard++) {
+            String suffix = storeShards == 1 ? "" : "-" + shard;
+            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts);
+            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
+            completeStages.add(completeStage);
+            shards[shard] = new StoreShard(
+                    shard, storeShards, storeStage, new StageGuard("store" + suffix, storeStage, leftInterrupts),
+                    publishSeparately ? new StageGuard("publish" + suffix, new PublishStage(splitStore, true),
+                                                       leftInterrupts) : null,
+                    new StageGuard("complete" + suffix, completeStage, leftInterrupts), settings.ringSize());
+        }
+        EventHandler<CommandSlot> store = storeCompletes ? null : new StageGuard(
+                "store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts), leftInterrupts);
+        EventHandler<CommandSlot> publish = publishSeparately && !storeCompletes
+                ? new StageGuard("publish", new PublishStage(splitStore, afterStore), leftInterrupts)
                 : null;
-        EventHandler<CommandSlot> completing = new StageGuard("complete", complete, leftInterrupts);
+        EventHandler<CommandSlot> completing = null;
+        if (!storeCompletes) {
+            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
+            completeStages.add(completeStage);
+            completing = new StageGuard("complete", completeStage, leftInterrupts);
+        }
+        this.completeStages = List.copyOf(completeStages);
 
-        this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length));
-        this.storeStage = compact ? null : store;
-        this.storingThreadNames = compact ? List.of(settings.threadNamePrefix() + "-store-complete")
-                : List.of(settings.threadNamePrefix() + "-store", settings.threadNamePrefix() + "-publish");
+        this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length, storeShards));
+        this.storeStage = store;
+        this.storingThreadNames = storingThreadNames(settings.threadNamePrefix(), storeShards);
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, settings.newWaitStrategy());
@@ -118,8 +142,11 @@ final class Pipeline implements RingLifecycle.Stages {
         // The topology, in one statement each:
         if (compact) {
             // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
-            disruptor.handleEventsWith(new PreloadThenHandle(preload, handle[0]))
-                     .then(new StoreThenComplete(store, publish, completing, settings.ringSize()));
+            disruptor.handleEventsWith(new PreloadThenHandle(preload, handle[0])).then(shards);
+        } else if (storeShards > 1) {
+            // preload -> handle[0..n) -> shard[0..k) (store -> [publish] -> complete), one shard per share of the
+            // aggregates, each committing and completing on its own.
+            disruptor.handleEventsWith(preload).then(handle).then(shards);
         } else if (!publishSeparately) {
             // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
             disruptor.handleEventsWith(preload).then(handle).then(store).then(completing);
@@ -131,7 +158,7 @@ final class Pipeline implements RingLifecycle.Stages {
         this.ring = disruptor.getRingBuffer();
     }
 
-    private List<String> threadNames(String prefix, int handlerThreads) {
+    private List<String> threadNames(String prefix, int handlerThreads, int storeShards) {
         List<String> names = new ArrayList<>();
         if (compact) {
             names.add(prefix + "-preload-handle");
@@ -142,12 +169,38 @@ final class Pipeline implements RingLifecycle.Stages {
         for (int i = 0; i < handlerThreads; i++) {
             names.add(prefix + "-handle-" + i);
         }
+        if (storeShards > 1) {
+            names.addAll(storingThreadNames(prefix, storeShards));
+            return names;
+        }
         names.add(prefix + "-store");
         if (publishSeparately) {
             names.add(prefix + "-publish");
         }
         names.add(prefix + "-complete");
         return names;
+    }
+
+    /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
+    private List<String> storingThreadNames(String prefix, int storeShards) {
+        if (compact) {
+            return List.of(prefix + "-store-complete");
+        }
+        if (storeShards == 1) {
+            return List.of(prefix + "-store", prefix + "-publish");
+        }
+        List<String> names = new ArrayList<>();
+        for (int shard = 0; shard < storeShards; shard++) {
+            names.add(prefix + "-store-complete-" + shard);
+        }
+        return names;
+    }
+
+    private static StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,
+                                            LeftInterrupts leftInterrupts) {
+        return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
+                              settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
+                              leftInterrupts);
     }
 
     /** Starts the stage threads. */
@@ -167,7 +220,12 @@ final class Pipeline implements RingLifecycle.Stages {
      * @return the ring sequence up to which every command has completed (-1 before the first)
      */
     long completedSequence() {
-        return complete.completedSequence();
+        // With several store shards a slot is done once every shard passed it: the lowest of their sequences.
+        long completed = Long.MAX_VALUE;
+        for (int i = 0; i < completeStages.size(); i++) {
+            completed = Math.min(completed, completeStages.get(i).completedSequence());
+        }
+        return completed;
     }
 
     /**

@@ -122,8 +122,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
     }
 
     private int segmentOf(String identifier) {
-        int hash = identifier.hashCode();
-        return ((hash ^ (hash >>> 16)) & Integer.MAX_VALUE) % handlerThreads;
+        return CommandSlot.spread(identifier) % handlerThreads;
     }
 
     private int segmentOfSequence(long sequence) {

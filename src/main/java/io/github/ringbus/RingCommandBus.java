@@ -476,6 +476,20 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     /**
+     * @return the number of store threads (store shards)
+     */
+    public int storeThreads() {
+        return settings.storeThreads();
+    }
+
+    /**
+     * @return the topology the stages run in, as chosen or set
+     */
+    public Topology topology() {
+        return settings.topology();
+    }
+
+    /**
      * Unwraps the ringbus bus from a command bus that is one or that delegates to one locally.
      *
      * @param commandBus an Axon command bus
@@ -502,6 +516,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private EventStore eventStore;
         private int ringSize = Defaults.RING_SIZE;
         private int handlerThreads = Defaults.handlerThreads();
+        /** 0: chosen from the cores, the event store and the transaction manager when built. */
+        private int storeThreads;
         /** Null: chosen from the cores and the handler threads when built. */
         private Topology topology;
         private WaitStrategyChoice waitStrategy = Defaults.WAIT_STRATEGY;
@@ -555,9 +571,35 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
 
         /**
+         * Store threads, each storing (its own transactions, so its own database connection), publishing and
+         * completing the commands of its share of the aggregates: one aggregate's events always go through the same
+         * one, in order. Between 1 and 64. Default: one per four cores, at least one, when there is a transaction
+         * manager and the engine is not Axon's in-memory one; otherwise 1 (an engine that appends under one lock,
+         * as Axon's in-memory engine does, gains nothing from several). More than one needs topology
+         * {@link Topology#FULL} (chosen by default then), a storage engine that takes appends from several threads
+         * at once (Axon's JDBC and JPA engines do) and a connection pool with a connection for each.
+         */
+        public Builder storeThreads(int storeThreads) {
+            check(storeThreads >= 1 && storeThreads <= 64,
+                  "storeThreads must be between 1 and 64, but was " + storeThreads);
+            this.storeThreads = storeThreads;
+            return this;
+        }
+
+        private int chosenStoreThreads(Topology chosenTopology) {
+            if (storeThreads != 0) {
+                check(chosenTopology != Topology.COMPACT || storeThreads == 1,
+                      "topology COMPACT runs one store thread, but storeThreads is " + storeThreads
+                              + ": set storeThreads(1), or topology FULL");
+                return storeThreads;
+            }
+            return chosenTopology == Topology.COMPACT ? 1 : Defaults.storeThreads(eventStore, transactionManager);
+        }
+
+        /**
          * How many threads run the stages. Default: {@link Topology#COMPACT} on machines of up to 4 cores when there
-         * is one handler thread (measured fastest on 2 cores), else {@link Topology#FULL}. {@link Topology#COMPACT}
-         * needs {@code handlerThreads} of 1.
+         * is one handler thread and one store thread (measured fastest on 2 cores), else {@link Topology#FULL}.
+         * {@link Topology#COMPACT} needs {@code handlerThreads} and {@code storeThreads} of 1.
          */
         public Builder topology(Topology topology) {
             this.topology = require(topology, "topology");
@@ -566,7 +608,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
         private Topology chosenTopology() {
             if (topology == null) {
-                return Defaults.topology(handlerThreads);
+                return Defaults.topology(handlerThreads, storeThreads == 0
+                        ? Defaults.storeThreads(eventStore, transactionManager) : storeThreads);
             }
             check(topology != Topology.COMPACT || handlerThreads == 1,
                   "topology COMPACT runs one handler thread, but handlerThreads is " + handlerThreads
@@ -753,8 +796,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             SnapshotTriggerDefinition busTrigger = snapshotter != null
                     ? new EventCountSnapshotTriggerDefinition(snapshotter, snapshotThreshold)
                     : snapshotTriggerDefinition;
+            Topology chosenTopology = chosenTopology();
             return new RingCommandBus(new RingSettings(
-                    eventStore, ringSize, handlerThreads, chosenTopology(), waitStrategy, fullRingPolicy,
+                    eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology), chosenTopology,
+                    waitStrategy, fullRingPolicy,
                     fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver,
                     transactionManager, rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,

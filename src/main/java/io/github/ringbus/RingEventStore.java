@@ -73,6 +73,14 @@ public class RingEventStore extends EmbeddedEventStore {
     }
 
     /**
+     * @return true when the storage engine takes one append at a time (Axon's in-memory engine, under its lock):
+     * several store threads would only wait for each other there
+     */
+    boolean appendsUnderOneLock() {
+        return storageEngine() instanceof InMemoryEventStorageEngine;
+    }
+
+    /**
      * A builder with the same settings and defaults as {@link EmbeddedEventStore#builder()}; the storage engine is
      * required.
      *

@@ -29,6 +29,7 @@ import java.util.List;
 record RingSettings(EventStore eventStore,
                     int ringSize,
                     int handlerThreads,
+                    int storeThreads,
                     Topology topology,
                     WaitStrategyChoice waitStrategy,
                     FullRingPolicy fullRingPolicy,
@@ -55,8 +56,8 @@ record RingSettings(EventStore eventStore,
 
     /** One line that says which bus runs and how, for the log at start-up. */
     String describe() {
-        return "ringbus RingCommandBus started: topology " + topology + ", " + handlerThreads + " handler thread(s) ("
-                + threadNamePrefix + "-*), wait strategy " + waitStrategy + ", publish mode " + publishMode
+        return "ringbus RingCommandBus started: topology " + topology + ", " + handlerThreads + " handler thread(s), "
+                + storeThreads + " store thread(s) (" + threadNamePrefix + "-*), wait strategy " + waitStrategy + ", publish mode " + publishMode
                 + ", store batches of up to " + maxStoreBatchEvents + " events per transaction ("
                 + transactionManager.getClass().getSimpleName() + "), ring of " + ringSize + " slots, "
                 + fullRingPolicy + " when full, cache of " + cacheSize + " aggregates per type, event store "

@@ -33,7 +33,9 @@ import java.util.Set;
  * <b>Failure of a batch.</b> The transaction is rolled back, so nothing of the batch is half-written, and then:
  * <ul>
  *     <li>When a subscriber threw ({@code IN_TRANSACTION}), its command is the culprit: it fails with the
- *     subscriber's exception, and the batch's other commands are tried again, together, in a fresh transaction.</li>
+ *     subscriber's exception; the batch's commands before it are tried again, together, in a fresh transaction, then
+ *     its aggregate's generation is poisoned (below) and the commands after it are tried. The commands of its
+ *     aggregate before it built on nothing it did, so they are stored.</li>
  *     <li>When the append or the commit failed, for whatever reason (a conflict in the data of some command, a value a
  *     column refuses, a serializer's error, a constraint or trigger of the database, any exception of the storage
  *     engine), the batch is <em>isolated</em>: it is split in halves, and each half is appended in a fresh
@@ -54,7 +56,9 @@ import java.util.Set;
  * tried (they are checked before every attempt), and the next command of the aggregate starts again from what is
  * really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
  * <p>
- * One thread. With a {@link RingEventStore} this stage appends (and, {@code IN_TRANSACTION}, calls the subscribers);
+ * One thread per instance. With several store threads ({@code storeThreads}), each runs an instance of its own for
+ * the commands of its shard of the aggregates ({@link StoreShard}): its own transactions, hence its own connection.
+ * With a {@link RingEventStore} this stage appends (and, {@code IN_TRANSACTION}, calls the subscribers);
  * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step.
  * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
  * is given (subscribers may keep it).
@@ -124,6 +128,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
+    /**
+     * Stores the commands in hand: the end of a batch for a caller that hands this stage only some of the ring's
+     * slots (a {@link StoreShard}, whose Disruptor batch may end on another shard's slot). Never throws.
+     */
+    void endBatch() {
+        flush();
+    }
+
     private void flush() {
         if (batch.isEmpty()) {
             return;
@@ -134,6 +146,19 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 stored(batch, batchEvents);
             } else {
                 recover(new ArrayList<>(batch), failure);
+            }
+        } catch (RuntimeException | Error bug) {
+            // attempt() and recover() catch what the store and user code throw: this is a ringbus bug. Whether the
+            // batch is stored is unknown, so none of its commands may report success, nor be appended again.
+            logger.error("ringbus bug: the store stage failed on a batch of {} command(s)", batch.size(), bug);
+            for (CommandSlot slot : batch) {
+                if (slot.storeFailure == null) {
+                    slot.storeFailure = new CommitOutcomeUnknownException(
+                            "ringbus failed while storing command [" + slot.commandName() + "]: " + bug, bug);
+                    if (slot.holder != null) {
+                        slot.holder.poison(slot.generation);
+                    }
+                }
             }
         } finally {
             batch.clear();
@@ -151,61 +176,95 @@ final class StoreStage implements EventHandler<CommandSlot> {
      */
     private void recover(List<CommandSlot> failedBatch, Throwable firstFailure) {
         ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
+        // A culprit's aggregate is poisoned only once the commands before it in ring order are done: they did not
+        // build on its events, and poisoning would fail those of its generation not yet committed (see culprit).
+        IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore = new IdentityHashMap<>();
+        List<CommandSlot> culprits = new ArrayList<>();
         List<EventMessage<?>> events = new ArrayList<>();
         List<CommandSlot> group = failedBatch;
         Throwable failure = firstFailure;
-        while (true) {
-            if (failure == null) {
-                stored(group, events);
-            } else if (commitFailed && !rolledBack(failure)) {
-                // The group may be committed: appending it again would fail on the events already there or, on an
-                // engine without a unique key, store them twice. Its commands fail with the outcome unknown.
-                fail(group, outcomeUnknown(group, failure));
-                if (unreachable(failure)) {
-                    for (List<CommandSlot> rest : groups) {
-                        fail(live(rest), failure);
+        try {
+            while (true) {
+                if (failure == null) {
+                    stored(group, events);
+                } else if (commitFailed && !rolledBack(failure)) {
+                    // The group may be committed: appending it again would fail on the events already there or, on
+                    // an engine without a unique key, store them twice. Its commands fail with the outcome unknown.
+                    fail(group, outcomeUnknown(group, failure));
+                    if (unreachable(failure)) {
+                        failAll(groups, poisonBefore, failure);
+                        return;
                     }
+                } else if (beginFailed || unreachable(failure)) {
+                    fail(group, failure);
+                    failAll(groups, poisonBefore, failure);
                     return;
+                } else if (culprit != null) {
+                    // A subscriber refused this command: it fails alone. The commands before it are tried again first
+                    // (none of them built on its events); then its aggregate's generation is poisoned, failing the
+                    // commands after it that did, and the rest are tried.
+                    CommandSlot refused = culprit;
+                    refused.storeFailure = failure;
+                    culprits.add(refused);
+                    int at = group.indexOf(refused);
+                    List<CommandSlot> after = new ArrayList<>(group.subList(at + 1, group.size()));
+                    poisonBefore.put(after, refused);
+                    groups.addFirst(after);
+                    groups.addFirst(new ArrayList<>(group.subList(0, at)));
+                } else if (group.size() == 1) {
+                    fail(group, failure);
+                } else {
+                    int middle = group.size() / 2;
+                    groups.addFirst(group.subList(middle, group.size()));
+                    groups.addFirst(group.subList(0, middle));
                 }
-            } else if (beginFailed || unreachable(failure)) {
-                fail(group, failure);
-                for (List<CommandSlot> rest : groups) {
-                    fail(live(rest), failure);
+                group = List.of();
+                while (group.isEmpty()) {
+                    if (groups.isEmpty()) {
+                        return;
+                    }
+                    group = live(next(groups, poisonBefore));
                 }
-                return;
-            } else if (culprit != null) {
-                fail(List.of(culprit), failure);
-                List<CommandSlot> others = new ArrayList<>(group.size());
+                events.clear();
                 for (CommandSlot slot : group) {
-                    if (slot != culprit) {
-                        others.add(slot);
-                    }
+                    events.addAll(slot.events);
                 }
-                groups.addFirst(others);
-            } else if (group.size() == 1) {
-                fail(group, failure);
-            } else {
-                int middle = group.size() / 2;
-                groups.addFirst(group.subList(middle, group.size()));
-                groups.addFirst(group.subList(0, middle));
+                failure = attempt(group, events);
             }
-            group = List.of();
-            while (group.isEmpty()) {
-                if (groups.isEmpty()) {
-                    return;
-                }
-                group = live(groups.pollFirst());
+        } finally {
+            for (CommandSlot refused : culprits) {
+                poison(refused);
             }
-            events.clear();
-            for (CommandSlot slot : group) {
-                events.addAll(slot.events);
-            }
-            failure = attempt(group, events);
+        }
+    }
+
+    /** The next group to try, once the culprit that must be poisoned before it is. */
+    private static List<CommandSlot> next(ArrayDeque<List<CommandSlot>> groups,
+                                          IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore) {
+        List<CommandSlot> next = groups.pollFirst();
+        CommandSlot refused = poisonBefore.remove(next);
+        if (refused != null) {
+            poison(refused);
+        }
+        return next;
+    }
+
+    /** The store cannot be reached: every command not yet committed fails. */
+    private static void failAll(ArrayDeque<List<CommandSlot>> groups,
+                                IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore, Throwable failure) {
+        while (!groups.isEmpty()) {
+            fail(live(next(groups, poisonBefore)), failure);
+        }
+    }
+
+    private static void poison(CommandSlot slot) {
+        if (slot.holder != null) {
+            slot.holder.poison(slot.generation);
         }
     }
 
     /** The commands of a group whose aggregate generation is not poisoned; the others fail here. */
-    private List<CommandSlot> live(List<CommandSlot> group) {
+    private static List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
             if (isPoisoned(slot)) {

@@ -10,4 +10,13 @@ public final class RingInternals {
 
     private RingInternals() {
     }
+
+    /**
+     * @param aggregateIdentifier an aggregate's identifier
+     * @param storeThreads        a bus's number of store threads
+     * @return the store thread (shard) that stores that aggregate's events
+     */
+    public static int storeShardOf(String aggregateIdentifier, int storeThreads) {
+        return CommandSlot.spread(aggregateIdentifier) % storeThreads;
+    }
 }

@@ -43,8 +43,16 @@ public class RingbusProperties implements Validator {
     private Integer handlerThreads;
 
     /**
-     * How many threads run the stages: FULL (one per stage) or COMPACT (two; needs handler-threads of 1). Default:
-     * COMPACT on machines of up to 4 cores with one handler thread, else FULL.
+     * The number of store threads (1 to 64), each storing, publishing and completing the commands of its share of
+     * the aggregates in transactions of its own (so each holds a database connection while it stores). Default: a
+     * quarter of the available processors, at least 1, when events go to a database; 1 on Axon's in-memory engine or
+     * without a transaction manager.
+     */
+    private Integer storeThreads;
+
+    /**
+     * How many threads run the stages: FULL (one per stage) or COMPACT (two; needs handler-threads and store-threads
+     * of 1). Default: COMPACT on machines of up to 4 cores with one handler thread and one store thread, else FULL.
      */
     private Topology topology;
 
@@ -137,6 +145,7 @@ public class RingbusProperties implements Validator {
     private void forEachSetting(SettingVisitor visitor) {
         visitor.visit("ring-size", "ringSize", ringSize, RingCommandBus.Builder::ringSize);
         visitor.visit("handler-threads", "handlerThreads", handlerThreads, RingCommandBus.Builder::handlerThreads);
+        visitor.visit("store-threads", "storeThreads", storeThreads, RingCommandBus.Builder::storeThreads);
         visitor.visit("topology", "topology", topology, RingCommandBus.Builder::topology);
         visitor.visit("wait-strategy", "waitStrategy", waitStrategy, RingCommandBus.Builder::waitStrategy);
         visitor.visit("full-ring-policy", "fullRingPolicy", fullRingPolicy, RingCommandBus.Builder::fullRingPolicy);
@@ -203,6 +212,16 @@ public class RingbusProperties implements Validator {
     /** @param handlerThreads the number of handler threads, or null for the default */
     public void setHandlerThreads(Integer handlerThreads) {
         this.handlerThreads = handlerThreads;
+    }
+
+    /** @return the number of store threads, or null for the default */
+    public Integer getStoreThreads() {
+        return storeThreads;
+    }
+
+    /** @param storeThreads the number of store threads, or null for the default */
+    public void setStoreThreads(Integer storeThreads) {
+        this.storeThreads = storeThreads;
     }
 
     /** @return how the stage threads wait for work, or null when not set (the builder\'s default applies) */

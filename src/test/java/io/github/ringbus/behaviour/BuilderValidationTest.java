@@ -66,6 +66,57 @@ class BuilderValidationTest {
                 .hasMessageEndingWith("but was " + handlerThreads);
     }
 
+    @ParameterizedTest(name = "storeThreads({0})")
+    @ValueSource(ints = {0, -1, 65})
+    void storeThreadsOutsideOneTo64AreRefusedNamingTheSettingAndTheValue(int storeThreads) {
+        assertThatThrownBy(() -> RingCommandBus.builder().storeThreads(storeThreads))
+                .isInstanceOf(AxonConfigurationException.class)
+                .hasMessageContaining("storeThreads")
+                .hasMessageEndingWith("but was " + storeThreads);
+    }
+
+    @Test
+    void compactTopologyWithSeveralStoreThreadsIsRefusedAtBuildNamingBothSettings() {
+        RingCommandBus.Builder builder = RingCommandBus.builder().eventStore(eventStore).handlerThreads(1)
+                                                       .topology(io.github.ringbus.Topology.COMPACT).storeThreads(2);
+
+        assertThatThrownBy(builder::build)
+                .isInstanceOf(AxonConfigurationException.class)
+                .hasMessageContaining("topology COMPACT runs one store thread, but storeThreads is 2");
+    }
+
+    @Test
+    void severalStoreThreadsWithoutATopologyChooseFull() {
+        RingCommandBus bus = RingCommandBus.builder().eventStore(eventStore).handlerThreads(1).storeThreads(2).build();
+
+        assertThat(bus.storeThreads()).isEqualTo(2);
+        assertThat(bus.topology()).isEqualTo(io.github.ringbus.Topology.FULL);
+    }
+
+    @Test
+    void axonsInMemoryEngineGetsOneStoreThreadByDefaultEvenWithATransactionManager() {
+        RingCommandBus bus = RingCommandBus.builder().eventStore(eventStore).topology(io.github.ringbus.Topology.FULL)
+                                           .transactionManager(new org.axonframework.common.transaction
+                                                   .TransactionManager() {
+                                               @Override
+                                               public org.axonframework.common.transaction.Transaction
+                                               startTransaction() {
+                                                   return new org.axonframework.common.transaction.Transaction() {
+                                                       @Override
+                                                       public void commit() {
+                                                       }
+
+                                                       @Override
+                                                       public void rollback() {
+                                                       }
+                                                   };
+                                               }
+                                           })
+                                           .build();
+
+        assertThat(bus.storeThreads()).isEqualTo(1);
+    }
+
     @ParameterizedTest(name = "cacheSize({0})")
     @ValueSource(ints = {0, -1})
     void nonPositiveCacheSizeIsRefusedNamingTheSettingAndTheValue(int cacheSize) {

@@ -434,8 +434,12 @@ class ShutdownTest {
             return ring.send(blockCommand("waiting-for-a-slot"));
         });
         awaitCondition(() -> dispatcherThread.get() != null && isClaimingASlot(dispatcherThread.get()));
+        Thread storeStage = stageThread("stuck-ring-store");
         Thread completeStage = stageThread("stuck-ring-complete");
         Future<?> releaser = dispatchers.submit(() -> {
+            // Released only once both have ended: a store thread still running would store the released command,
+            // rightly reported as a success, and this test asks what happens to commands nothing will store.
+            storeStage.join(TimeUnit.SECONDS.toMillis(10));
             completeStage.join(TimeUnit.SECONDS.toMillis(10));
             release.countDown();
             return null;

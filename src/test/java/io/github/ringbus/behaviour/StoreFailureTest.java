@@ -330,6 +330,45 @@ class StoreFailureTest {
     }
 
     /**
+     * A subscriber ({@code IN_TRANSACTION}) that refuses one command fails that command alone and the commands of its
+     * aggregate handled on top of it; the commands of that aggregate before it in the same batch built on nothing it
+     * did, and are stored, as on a bus that stores each command in its own transaction.
+     */
+    @Test
+    void aSubscriberThatRefusesACommandFailsNoCommandOfItsAggregateBeforeItInTheSameBatch() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1).topology(Topology.FULL));
+        ring.sendAndWait(new Open("gate"));
+        ring.sendAndWait(new Open("a"));
+        ring.ringEventStore().subscribe(events -> {
+            if (events.stream().anyMatch(e -> e.getPayload().equals(new Deposited("a", 3)))) {
+                throw new IllegalStateException("the subscriber refuses deposit 3");
+            }
+        });
+        CountDownLatch allHandled = handledLatch(4, 1L, 2L, 3L, 4L);
+
+        HeldAppend held = ring.engine.holdNextAppend();
+        Outcome gate = ring.send(new Deposit("gate", 100));
+        held.awaitStarted(); // the store stage is inside the gate's append: the next four form one batch
+        Outcome first = ring.send(new Deposit("a", 1));
+        Outcome second = ring.send(new Deposit("a", 2));
+        Outcome refused = ring.send(new Deposit("a", 3));
+        Outcome builtOnIt = ring.send(new Deposit("a", 4));
+        assertThat(allHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(gate.awaitSuccess()).isEqualTo(100L);
+        assertThat(first.awaitSuccess()).isEqualTo(1L);
+        assertThat(second.awaitSuccess()).isEqualTo(3L);
+        assertThat(refused.awaitFailure()).isInstanceOf(IllegalStateException.class)
+                                          .hasMessage("the subscriber refuses deposit 3");
+        assertThat(builtOnIt.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                            .hasMessageContaining("failed to be stored");
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 1), new Deposited("a", 2));
+        assertThat(ring.sendAndWait(new Deposit("a", 10)).getPayload()).isEqualTo(13L);
+    }
+
+    /**
      * A latch counted down by a subscriber for each published deposit of 5 or more. In {@code PARALLEL} publish mode
      * (which the tests using it choose) a command is published only once the handle stage is past it, whatever the store stage does: a
      * published deposit will be in the store stage's next batch.

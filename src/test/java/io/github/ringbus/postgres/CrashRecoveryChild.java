@@ -48,12 +48,14 @@ public final class CrashRecoveryChild {
         int accounts = Integer.parseInt(args[2]);
         int dispatchers = Integer.parseInt(args[3]);
         long seed = Long.parseLong(args[4]);
+        int storeThreads = Integer.parseInt(args[5]);
         PrintStream out = System.out;
 
-        HikariDataSource pool = PostgresServer.pool(url, 4);
+        HikariDataSource pool = PostgresServer.pool(url, 3 + storeThreads);
         JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
         RingEventStore eventStore = RingEventStore.builder().storageEngine(PostgresServer.engine(transactions)).build();
-        RingCommandBus bus = RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions).build();
+        RingCommandBus bus = RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions)
+                                           .storeThreads(storeThreads).build();
         bus.registerAggregate(Account.class);
         bus.start();
 

@@ -95,8 +95,8 @@ class CrashRecoveryTest {
             child.process.destroyForcibly(); // SIGKILL
             assertThat(child.process.waitFor(30, TimeUnit.SECONDS)).as(run).isTrue();
             child.reader.join(TimeUnit.SECONDS.toMillis(30));
-            System.out.printf("CrashRecoveryTest round %d%s: %,d acknowledged (%,d when killed), %,d failed in the "
-                              + "handler, %,d failed otherwise%n", round, killServer ? " (server killed too)" : "",
+            System.out.printf("CrashRecoveryTest round %d (%d store thread(s))%s: %,d acknowledged (%,d when killed), %,d failed in the "
+                              + "handler, %,d failed otherwise%n", round, Child.storeThreadsOf(round), killServer ? " (server killed too)" : "",
                               child.acknowledged.size(), beforeKill, child.failedInHandler.size(),
                               child.otherFailures.get());
             assertThat(child.acknowledged).as("commands acknowledged in round %d, %s", round, run).isNotEmpty();
@@ -188,6 +188,11 @@ class CrashRecoveryTest {
             reader.start();
         }
 
+        /** Rounds run one, two and three store threads in turn: each round's child commits through that many. */
+        static int storeThreadsOf(int round) {
+            return 1 + round % 3;
+        }
+
         static Child start(String jdbcUrl, int round, long seed) throws Exception {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             ProcessBuilder builder = new ProcessBuilder(
@@ -195,7 +200,7 @@ class CrashRecoveryTest {
                     "-Daxon.axonserver.enabled=false", "-DAXONIQ_UPDATE_CHECKER_DISABLED=true",
                     CrashRecoveryChild.class.getName(),
                     jdbcUrl, Integer.toString(round), Integer.toString(ACCOUNTS), Integer.toString(DISPATCHERS),
-                    Long.toString(seed));
+                    Long.toString(seed), Integer.toString(storeThreadsOf(round)));
             builder.environment().put("AXONIQ_UPDATE_CHECKER_DISABLED", "true");
             builder.redirectError(ProcessBuilder.Redirect.appendTo(new java.io.File("target/crash-child-" + round + ".err")));
             return new Child(builder.start());

@@ -250,8 +250,10 @@ public final class Torture {
         // Most epochs are cut short by a shutdown while the dispatchers are busy; some drain to their end.
         double stopAt = settings.nextInt(4) == 0 ? 1.0 : 0.5 + settings.nextDouble() * 0.45;
         long killerSeed = settings.nextLong();
+        // FULL epochs run one, two or three store threads (each its own transactions and connection).
+        int storeThreads = compact ? 1 : 1 + settings.nextInt(3);
 
-        try (HikariDataSource pool = pool(server)) {
+        try (HikariDataSource pool = pool(server, storeThreads)) {
             JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
             FaultyTransactions storeTransactions = new FaultyTransactions(transactions);
             RingEventStore eventStore = RingEventStore.builder()
@@ -270,6 +272,7 @@ public final class Torture {
                                                .transactionManager(storeTransactions)
                                                .topology(compact ? Topology.COMPACT : Topology.FULL)
                                                .handlerThreads(handlerThreads)
+                                               .storeThreads(storeThreads)
                                                .publishMode(publishMode)
                                                .waitStrategy(wait)
                                                .cacheSize(cacheSize)
@@ -325,9 +328,9 @@ public final class Torture {
             killer.join();
             eventStore.shutDown();
             String line = String.format(
-                    "epoch %d: %s, %d handler thread(s), %s, %s, cache %,d, batch %,d events, ring %,d; "
+                    "epoch %d: %s, %d handler thread(s), %d store thread(s), %s, %s, cache %,d, batch %,d events, ring %,d; "
                             + "%,d commands, %s at %,d (shutdown took %.1f s)", epoch, compact ? "COMPACT" : "FULL", handlerThreads,
-                    publishMode, wait, cacheSize, maxBatchEvents, ringSize, dispatched.get() - epochStart,
+                    storeThreads, publishMode, wait, cacheSize, maxBatchEvents, ringSize, dispatched.get() - epochStart,
                     cut ? "shut down mid-stream" : "drained and shut down", shutdownAt,
                     (System.nanoTime() - shutdownStarted) / 1e9);
             line += String.format(", %.1f s in all", (System.nanoTime() - epochStarted) / 1e9);
@@ -628,11 +631,12 @@ public final class Torture {
     /** A pipeline monitor that throws on every 1,009th completion (it is told no command's payload). */
     private static final class ThrowingPipelineMonitor implements PipelineMonitor {
 
-        private long completions;
+        // Called by every store thread's complete stage.
+        private final java.util.concurrent.atomic.AtomicLong completions = new java.util.concurrent.atomic.AtomicLong();
 
         @Override
         public void commandCompleted(String commandName, Throwable failure, StageTimes times) {
-            if (++completions % 1_009 == 0) {
+            if (completions.incrementAndGet() % 1_009 == 0) {
                 throw new IllegalStateException("Injected pipeline monitor failure");
             }
         }
@@ -646,9 +650,8 @@ public final class Torture {
     private final class FaultyTransactions implements TransactionManager {
 
         private final TransactionManager delegate;
-        // Store stage thread only (its transactions and its appends).
-        private boolean afterWrite;
-        private long commitUnknown = -1;
+        /** Per store thread: what its current transaction's appends marked (each store thread has its own). */
+        private final ThreadLocal<long[]> marks = ThreadLocal.withInitial(() -> new long[]{0, -1});
 
         FaultyTransactions(TransactionManager delegate) {
             this.delegate = delegate;
@@ -663,11 +666,11 @@ public final class Torture {
                         : payload instanceof TortureAccount.Opened opened ? opened.commandId() : -1;
                 switch (fault) {
                     case STORE_BEFORE_WRITE -> throw new InjectedFailure(fault, id);
-                    case STORE_AFTER_WRITE -> afterWrite = true;
+                    case STORE_AFTER_WRITE -> marks.get()[0] = 1;
                     case STORE_INTERRUPTS -> Thread.currentThread().interrupt();
                     case COMMIT_UNKNOWN -> {
                         if (!commitUnknownDone.contains(id)) {
-                            commitUnknown = id;
+                            marks.get()[1] = id;
                         }
                     }
                     default -> {
@@ -679,19 +682,20 @@ public final class Torture {
         @Override
         public Transaction startTransaction() {
             Transaction transaction = delegate.startTransaction();
-            afterWrite = false;
-            commitUnknown = -1;
+            long[] mark = marks.get();
+            mark[0] = 0;
+            mark[1] = -1;
             return new Transaction() {
                 @Override
                 public void commit() {
-                    if (afterWrite) {
+                    if (mark[0] == 1) {
                         // As a deferred constraint that fails at COMMIT: the database rolls back and says so.
                         transaction.rollback();
                         throw new InjectedFailure(Fault.STORE_AFTER_WRITE, -1, new SQLException(
                                 "injected: deferred constraint failed at commit", "23514"));
                     }
                     transaction.commit();
-                    long id = commitUnknown;
+                    long id = mark[1];
                     if (id >= 0 && commitUnknownDone.add(id)) {
                         commitUnknownFired.increment();
                         throw new InjectedFailure(Fault.COMMIT_UNKNOWN, id);
@@ -727,10 +731,10 @@ public final class Torture {
         }
     }
 
-    private static HikariDataSource pool(PostgresServer server) {
+    private static HikariDataSource pool(PostgresServer server, int storeThreads) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(server.jdbcUrl());
-        config.setMaximumPoolSize(6);
+        config.setMaximumPoolSize(5 + storeThreads);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(2_000);
         config.setValidationTimeout(500);
@@ -904,7 +908,7 @@ public final class Torture {
 
     /** A fresh bus with an empty cache: every stored account loads with the model's balance and takes a deposit. */
     private void checkFreshBus(PostgresServer server, long[] balances) throws Exception {
-        try (HikariDataSource pool = pool(server)) {
+        try (HikariDataSource pool = pool(server, 1)) {
             JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
             RingEventStore eventStore = RingEventStore.builder()
                                                       .storageEngine(PostgresServer.engine(transactions, null,

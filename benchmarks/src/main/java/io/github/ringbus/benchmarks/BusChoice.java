@@ -59,6 +59,22 @@ public enum BusChoice {
     RINGBUS("ringbus", false, configuration -> RingBusFactory.withDefaults(
             configuration.eventStore(), transactions(configuration))),
 
+    /** ringbus with one store thread (what every ringbus ran before store threads existed). */
+    RINGBUS_STORE_1("ringbus-store-1", false, configuration -> RingBusFactory.withStoreThreads(
+            configuration.eventStore(), transactions(configuration), 1)),
+
+    /** ringbus with two store threads, each committing its share of the aggregates on its own connection. */
+    RINGBUS_STORE_2("ringbus-store-2", false, configuration -> RingBusFactory.withStoreThreads(
+            configuration.eventStore(), transactions(configuration), 2)),
+
+    /** ringbus with four store threads. */
+    RINGBUS_STORE_4("ringbus-store-4", false, configuration -> RingBusFactory.withStoreThreads(
+            configuration.eventStore(), transactions(configuration), 4)),
+
+    /** ringbus with eight store threads. */
+    RINGBUS_STORE_8("ringbus-store-8", false, configuration -> RingBusFactory.withStoreThreads(
+            configuration.eventStore(), transactions(configuration), 8)),
+
     /** ringbus with two handler threads (FULL topology); see {@link RingBusFactory#tuned}. */
     RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(
             configuration.eventStore(), transactions(configuration))),

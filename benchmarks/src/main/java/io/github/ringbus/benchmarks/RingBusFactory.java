@@ -47,6 +47,19 @@ public final class RingBusFactory {
     }
 
     /**
+     * ringbus as it comes but with the given number of store threads (store shards, each committing on its own
+     * connection), to compare them; more than one runs the {@code FULL} topology.
+     */
+    public static RingCommandBus withStoreThreads(EventStore eventStore, TransactionManager transactions,
+                                                  int storeThreads) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .storeThreads(storeThreads)
+                             .build();
+    }
+
+    /**
      * ringbus with two handler threads (so the {@code FULL} topology): the best settings found by tuning on 2 cores
      * before the {@code COMPACT} topology existed (docs/benchmarks.md); since then the defaults (one handler thread,
      * {@code COMPACT}) are faster on 2 cores. Kept to show the setting that spreads handling over cores on larger

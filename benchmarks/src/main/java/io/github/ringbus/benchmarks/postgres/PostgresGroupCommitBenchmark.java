@@ -73,7 +73,9 @@ public class PostgresGroupCommitBenchmark {
 
         @Setup(Level.Trial)
         public void start() {
-            postgres = DurablePostgres.start(16);
+            // A connection for each of up to 64 dispatching threads (SimpleCommandBus commits on the caller's), and
+            // for ringbus's store threads and reads.
+            postgres = DurablePostgres.start(72);
             System.out.printf("%n[%s] %s%n", bus, postgres.describe());
             try {
                 application = BankApplication.start(BusChoice.named(bus), postgres.eventStorage());
@@ -178,6 +180,13 @@ public class PostgresGroupCommitBenchmark {
     @Benchmark
     @Threads(8)
     public void eightDispatchers(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank.commandBus());
+    }
+
+    /** A web server's request threads: 64 dispatchers, each with a connection of its own for SimpleCommandBus. */
+    @Benchmark
+    @Threads(64)
+    public void sixtyFourDispatchers(Bank bank, Dispatcher dispatcher) {
         dispatcher.dispatchNext(bank.commandBus());
     }
 }
