@@ -4,8 +4,8 @@ package io.github.ringbus;
  * Observes the pipeline for metrics: every completed command, with the time it reached each stage, and every batch
  * the store stage appended.
  * <p>
- * Called on pipeline threads (the complete stage and the store stage), so implementations must be quick, must not
- * block and must not throw. Stage times are only taken when {@link #timesStages()} is true: each costs one
+ * Called on pipeline threads (the complete stage and the store stage; with several store threads, each one's, at
+ * the same time), so implementations must be thread-safe and quick, must not block and must not throw. Stage times are only taken when {@link #timesStages()} is true: each costs one
  * {@link System#nanoTime()} per command per stage.
  */
 public interface PipelineMonitor extends StoreBatchListener {

@@ -32,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
 /**
- * The ring's core promises under every topology, wait strategy and publish mode, not only the defaults: every
+ * The ring's core promises under every topology, wait strategy and publish mode (and, on FULL, one store thread or
+ * three), not only the defaults: every
  * callback once; a failed command stores and publishes nothing and the aggregate goes on from the successful ones;
  * per-aggregate order and gapless sequences with several dispatchers; subscribers see every stored event once;
  * shutdown completes every command in flight.
@@ -44,17 +45,20 @@ class SettingsMatrixTest {
         for (Topology topology : Topology.values()) {
             for (WaitStrategyChoice waitStrategy : WaitStrategyChoice.values()) {
                 for (PublishMode publishMode : PublishMode.values()) {
-                    all.add(Arguments.of(topology, waitStrategy, publishMode));
+                    all.add(Arguments.of(topology, waitStrategy, publishMode, 1));
+                    if (topology == Topology.FULL) {
+                        all.add(Arguments.of(topology, waitStrategy, publishMode, 3));
+                    }
                 }
             }
         }
         return all.stream();
     }
 
-    @ParameterizedTest(name = "{0}, {1}, {2}")
+    @ParameterizedTest(name = "{0}, {1}, {2}, {3} store thread(s)")
     @MethodSource("settings")
-    void theRingKeepsItsPromises(Topology topology, WaitStrategyChoice waitStrategy, PublishMode publishMode)
-            throws Exception {
+    void theRingKeepsItsPromises(Topology topology, WaitStrategyChoice waitStrategy, PublishMode publishMode,
+                                 int storeThreads) throws Exception {
         InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
         RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
         List<Object> published = new CopyOnWriteArrayList<>();
@@ -63,6 +67,7 @@ class SettingsMatrixTest {
                                            .eventStore(eventStore)
                                            .topology(topology)
                                            .handlerThreads(topology == Topology.COMPACT ? 1 : 2)
+                                           .storeThreads(storeThreads)
                                            .waitStrategy(waitStrategy)
                                            .publishMode(publishMode)
                                            .ringSize(64)

@@ -262,7 +262,9 @@ public final class DistributedNodeChild {
         if (text.contains("ConcurrencyException") || text.contains("AggregateIdentifierAlreadyExists")) {
             return "conflict";
         }
-        if (text.contains("that failed to be stored; it is rejected")) {
+        // StoreStage.poisoned(): "... of aggregate [x] that failed to be stored (or whose commit had an unknown
+        // outcome); it is rejected ..." (matched on its first words: the text once ended "stored; it is rejected").
+        if (text.contains("that failed to be stored")) {
             return "built-on-conflict"; // handled on top of a conflicting command's events, on the same node
         }
         if (text.contains("ShutdownInProgressException")) {

@@ -34,7 +34,8 @@ public final class Summary {
             "throughput/oneDispatcher", "in memory, 1 dispatcher",
             "throughput/fourDispatchers", "in memory, 4 dispatchers",
             "postgres/oneDispatcher", "PostgreSQL durable, 1 dispatcher",
-            "postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers");
+            "postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers",
+            "postgres/sixtyFourDispatchers", "PostgreSQL durable, 64 dispatchers");
 
     private Summary() {
     }
