@@ -10,7 +10,6 @@ import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
 import org.axonframework.commandhandling.DuplicateCommandHandlerResolver;
 import org.axonframework.commandhandling.LoggingDuplicateCommandHandlerResolver;
 import org.axonframework.commandhandling.SimpleCommandBus;
-import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.config.Configuration;
@@ -239,12 +238,7 @@ public class RingbusAutoConfiguration {
     private static EventStore requireEventStore(ObjectProvider<EventStore> eventStore) {
         EventStore store = eventStore.getIfUnique();
         if (store == null) {
-            throw new AxonConfigurationException(
-                    "ringbus: RingCommandBus needs exactly one Axon EventStore bean to load and store event-sourced "
-                            + "aggregates, and found " + (eventStore.stream().count() == 0 ? "none" : "several")
-                            + ". Add an EventStorageEngine bean (Axon's JPA or JDBC engine, which Spring Boot "
-                            + "configures from a DataSource, or an InMemoryEventStorageEngine), use Axon Server, or "
-                            + "set ringbus.enabled=false to keep Axon's default command bus.");
+            throw new MissingEventStoreException(eventStore.stream().count() == 0);
         }
         return store;
     }
