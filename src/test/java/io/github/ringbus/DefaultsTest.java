@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -98,6 +99,71 @@ class DefaultsTest {
             assertThat(normalized(table.get(setting.getKey())))
                     .as("default of %s in the README's settings table against the builder's", setting.getKey())
                     .isEqualTo(setting.getValue());
+        }
+    }
+
+    /**
+     * The bank example's {@code application.yml} lists every {@code ringbus.*} property of a single node (the
+     * {@code ringbus.distributed.*} ones belong to several nodes) with its default: set where the default is fixed,
+     * commented out where it is chosen from the machine.
+     */
+    @Test
+    void theBankExampleListsEveryPropertyWithItsDefault() throws IOException {
+        Map<String, String> set = new TreeMap<>();
+        Map<String, String> commented = new TreeMap<>();
+        readExampleProperties(Path.of("examples/bank/src/main/resources/application.yml"), set, commented);
+        Map<String, String> fixedDefaults = new TreeMap<>();
+        List<String> machineDefaults = new ArrayList<>();
+        try (InputStream json = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            for (JsonNode property : new ObjectMapper().readTree(json).path("properties")) {
+                String name = property.path("name").asText().substring("ringbus.".length());
+                if (name.startsWith("distributed.")) {
+                    continue;
+                }
+                if (property.has("defaultValue")) {
+                    fixedDefaults.put(name, property.path("defaultValue").asText());
+                } else {
+                    machineDefaults.add(name);
+                }
+            }
+        }
+        assertThat(set).as("properties set in the example, with the values of their defaults")
+                       .isEqualTo(fixedDefaults);
+        assertThat(commented.keySet()).as("properties chosen from the machine, commented out in the example")
+                                      .containsExactlyInAnyOrderElementsOf(machineDefaults);
+    }
+
+    /**
+     * The {@code ringbus:} block of a YAML file, line by line: {@code key: value} (nested keys joined with dots) into
+     * {@code set}, {@code # key: value} into {@code commented}; trailing comments dropped.
+     */
+    private static void readExampleProperties(Path yaml, Map<String, String> set, Map<String, String> commented)
+            throws IOException {
+        Pattern entry = Pattern.compile("^( +)(# )?([a-z-]+):\\s*([^#\\s]*)");
+        boolean inBlock = false;
+        List<String> parents = new ArrayList<>();
+        for (String line : Files.readAllLines(yaml)) {
+            if (!line.startsWith(" ") && !line.isBlank()) {
+                inBlock = line.equals("ringbus:");
+                continue;
+            }
+            Matcher matcher = entry.matcher(line);
+            if (!inBlock || !matcher.find()) {
+                continue;
+            }
+            int depth = matcher.group(1).length() / 2 - 1;
+            while (parents.size() > depth) {
+                parents.remove(parents.size() - 1);
+            }
+            String key = String.join(".", parents) + (parents.isEmpty() ? "" : ".") + matcher.group(3);
+            String value = matcher.group(4);
+            if (value.isEmpty()) {
+                parents.add(matcher.group(3));
+            } else if (matcher.group(2) != null) {
+                commented.put(key, value);
+            } else {
+                set.put(key, value);
+            }
         }
     }
 
