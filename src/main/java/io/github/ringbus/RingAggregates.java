@@ -154,9 +154,14 @@ final class RingAggregates {
      */
     <A> RingRepository<A> registerAggregate(Class<A> aggregateType, CommandBus bus) {
         AggregateModel<A> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(aggregateType);
-        RingRepository<A> repository = createRepository(model, new GenericAggregateFactory<>(model),
-                                                        routes.repositories(), busTargetResolver,
-                                                        NoSnapshotTriggerDefinition.INSTANCE);
+        return registerAggregate(aggregateType, model, new GenericAggregateFactory<>(model), bus);
+    }
+
+    /** As {@link #registerAggregate(Class, CommandBus)}, with the aggregate's model and factory given. */
+    <A> RingRepository<A> registerAggregate(Class<A> aggregateType, AggregateModel<A> model,
+                                            AggregateFactory<A> aggregateFactory, CommandBus bus) {
+        RingRepository<A> repository = createRepository(model, aggregateFactory, routes.repositories(),
+                                                        busTargetResolver, NoSnapshotTriggerDefinition.INSTANCE);
         AggregateAnnotationCommandHandler.<A>builder()
                                          .aggregateType(aggregateType)
                                          .aggregateModel(model)

@@ -1,5 +1,13 @@
 package io.github.ringbus;
 
+import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
+
+import org.axonframework.messaging.annotation.HandlerDefinition;
+
+import org.axonframework.messaging.annotation.ParameterResolverFactory;
+
+import org.axonframework.eventsourcing.AggregateFactory;
+
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
@@ -374,6 +382,31 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      */
     public <A> Repository<A> registerAggregate(Class<A> aggregateType) {
         return aggregates.registerAggregate(aggregateType, this);
+    }
+
+    /**
+     * As {@link #registerAggregate(Class)}, for an application that builds its aggregates' repositories by hand (as
+     * with Axon's {@code DisruptorCommandBus.createRepository}): the aggregate roots are made by the given factory
+     * (e.g. one that injects dependencies), and the aggregate's handlers are inspected with the given parameter
+     * resolvers and handler definition.
+     *
+     * @param aggregateType            the aggregate type
+     * @param aggregateFactory         makes the empty aggregate roots that events are replayed on
+     * @param parameterResolverFactory resolves the parameters of the aggregate's handlers
+     * @param handlerDefinition        how the aggregate's handlers are found and wrapped
+     * @param <A>                      the aggregate type
+     * @return the aggregate type's repository, which keeps its aggregates in memory for the ring
+     */
+    public <A> Repository<A> registerAggregate(Class<A> aggregateType, AggregateFactory<A> aggregateFactory,
+                                               ParameterResolverFactory parameterResolverFactory,
+                                               HandlerDefinition handlerDefinition) {
+        return aggregates.registerAggregate(
+                aggregateType,
+                AnnotatedAggregateMetaModelFactory.inspectAggregate(
+                        Objects.requireNonNull(aggregateType, "aggregateType"),
+                        Objects.requireNonNull(parameterResolverFactory, "parameterResolverFactory"),
+                        Objects.requireNonNull(handlerDefinition, "handlerDefinition")),
+                Objects.requireNonNull(aggregateFactory, "aggregateFactory"), this);
     }
 
     /**
