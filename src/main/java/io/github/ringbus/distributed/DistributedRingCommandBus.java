@@ -322,6 +322,8 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         private Duration leaveGracePeriod = Duration.ofSeconds(1);
         private Duration failureDetectionTimeout = Duration.ofSeconds(3);
         private boolean localShortcut = true;
+        private String sharedSecret;
+        private boolean allowUnauthenticated;
 
         private Builder() {
         }
@@ -386,6 +388,32 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
             return this;
         }
 
+        /**
+         * A secret that every node of the cluster is given, at least 16 characters. With it, a node admits only nodes
+         * that know it (JGroups {@code AUTH} with a token derived from it) and every message between nodes (commands,
+         * results, membership) is encrypted with an AES key derived from it (JGroups {@code SYM_ENCRYPT}): a host
+         * without it can neither join nor read or send commands. Required when the node binds to an address other
+         * than loopback, unless {@link #allowUnauthenticated(boolean)}. Ignored with {@link #channel(JChannel)}, whose
+         * protocols are the application's.
+         */
+        public Builder sharedSecret(String sharedSecret) {
+            require(sharedSecret, "sharedSecret");
+            check(sharedSecret.length() >= 16, "sharedSecret must have at least 16 characters, but had "
+                    + sharedSecret.length());
+            this.sharedSecret = sharedSecret;
+            return this;
+        }
+
+        /**
+         * Lets a node bind to a network address without a {@link #sharedSecret}: any host that reaches its port can
+         * then join the cluster, receive commands and send them. Only for a network where every host is trusted; a
+         * warning says so at start-up. Default false.
+         */
+        public Builder allowUnauthenticated(boolean allowUnauthenticated) {
+            this.allowUnauthenticated = allowUnauthenticated;
+            return this;
+        }
+
         /** A JGroups channel of the application's (not yet connected) in place of the TCP/TCPPING one. */
         public Builder channel(JChannel channel) {
             this.channel = require(channel, "channel");
@@ -446,6 +474,14 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
             return failureDetectionTimeout;
         }
 
+        String sharedSecret() {
+            return sharedSecret;
+        }
+
+        String clusterName() {
+            return clusterName;
+        }
+
         /**
          * @return a node, not yet joined: Axon's lifecycle joins it once the ring started
          * @throws AxonConfigurationException when the local segment or the serializer is missing
@@ -453,7 +489,26 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         public DistributedRingCommandBus build() {
             check(localSegment != null, "localSegment is required: the RingCommandBus this node runs commands on");
             check(serializer != null, "serializer is required: it serializes commands and results between nodes");
+            if (channel == null && sharedSecret == null && !isLoopback(bindAddress)) {
+                check(allowUnauthenticated, "binding to [" + bindAddress + "], a network address, without a "
+                        + "sharedSecret lets any host that reaches port " + bindPort + " join the cluster, receive "
+                        + "commands and send them: give every node the same sharedSecret (ringbus.distributed."
+                        + "shared-secret), or allowUnauthenticated(true) (ringbus.distributed.allow-unauthenticated) "
+                        + "on a network where every host is trusted");
+                logger.warn("Node binds to [{}:{}] without a shared secret (allowUnauthenticated): any host that "
+                                    + "reaches that port can join cluster [{}], receive commands and send them",
+                            bindAddress, bindPort, clusterName);
+            }
             return new DistributedRingCommandBus(this);
+        }
+
+        private static boolean isLoopback(String address) {
+            try {
+                return java.net.InetAddress.getByName(address).isLoopbackAddress();
+            } catch (java.net.UnknownHostException e) {
+                throw new AxonConfigurationException(
+                        "DistributedRingCommandBus: bind address [" + address + "] is not a known host", e);
+            }
         }
 
         private static InetSocketAddress parseHost(String host) {

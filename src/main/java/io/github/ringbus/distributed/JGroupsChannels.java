@@ -1,5 +1,23 @@
 package io.github.ringbus.distributed;
 
+import java.util.HexFormat;
+
+import java.nio.charset.StandardCharsets;
+
+import javax.crypto.spec.SecretKeySpec;
+
+import javax.crypto.spec.PBEKeySpec;
+
+import javax.crypto.SecretKeyFactory;
+
+import org.jgroups.stack.Protocol;
+
+import org.jgroups.auth.MD5Token;
+
+import org.jgroups.protocols.AUTH;
+
+import org.jgroups.protocols.SYM_ENCRYPT;
+
 import org.axonframework.common.AxonConfigurationException;
 import org.jgroups.JChannel;
 import org.jgroups.protocols.BARRIER;
@@ -25,7 +43,8 @@ import java.util.List;
  * The JGroups channel a node uses unless the application gives its own: JGroups' own TCP stack ({@code tcp.xml} of
  * JGroups 4.2) with a static list of nodes ({@code TCPPING}), failure detection by socket ({@code FD_SOCK}: a killed
  * process is suspected as soon as its connections close) and by heartbeat ({@code FD_ALL}: a hung one after the
- * failure detection timeout).
+ * failure detection timeout). With a shared secret, also JGroups' {@code SYM_ENCRYPT} (every message encrypted with an
+ * AES key derived from the secret) and {@code AUTH} (a join request must carry a token derived from it).
  */
 final class JGroupsChannels {
 
@@ -40,7 +59,8 @@ final class JGroupsChannels {
             for (InetSocketAddress host : settings.initialHosts()) {
                 hosts.add(new InetSocketAddress(host.getHostString(), host.getPort()));
             }
-            return new JChannel(
+            String secret = settings.sharedSecret();
+            List<Protocol> stack = new ArrayList<>(List.of(
                     new TCP().setValue("bind_addr", bindAddress)
                              .setValue("bind_port", settings.bindPort())
                              .setValue("port_range", 0),
@@ -49,17 +69,51 @@ final class JGroupsChannels {
                     new FD_SOCK(),
                     new FD_ALL().setValue("timeout", timeout).setValue("interval", Math.max(100, timeout / 3)),
                     new VERIFY_SUSPECT().setTimeout(Math.min(500, timeout)),
-                    new BARRIER(),
-                    new NAKACK2().setUseMcastXmit(false),
-                    new UNICAST3(),
-                    new STABLE(),
-                    new GMS().setJoinTimeout(2_000).setPrintLocalAddr(false),
-                    new MFC(),
-                    new FRAG2());
+                    new BARRIER()));
+            if (secret != null) {
+                // Directly below NAKACK2, as JGroups places it: every message above the failure detection is
+                // encrypted with the cluster's key.
+                SYM_ENCRYPT encrypt = new SYM_ENCRYPT();
+                encrypt.setSecretKey(new SecretKeySpec(derive(secret, settings.clusterName(), "encryption"), "AES"));
+                stack.add(encrypt);
+            }
+            stack.add(new NAKACK2().setUseMcastXmit(false));
+            stack.add(new UNICAST3());
+            stack.add(new STABLE());
+            if (secret != null) {
+                // Directly below GMS: a join request without the cluster's token is refused. The token is derived
+                // from the secret (never the secret itself), so that it reveals nothing that could decrypt messages.
+                AUTH auth = new AUTH();
+                MD5Token token = new MD5Token(HexFormat.of().formatHex(derive(secret, settings.clusterName(), "join")),
+                                              "SHA");
+                auth.setAuthToken(token);
+                token.setAuth(auth);
+                stack.add(auth);
+            }
+            stack.add(new GMS().setJoinTimeout(2_000).setPrintLocalAddr(false));
+            stack.add(new MFC());
+            stack.add(new FRAG2());
+            return new JChannel(stack);
         } catch (Exception e) {
             throw new AxonConfigurationException(
                     "DistributedRingCommandBus: could not build the JGroups TCP channel on " + settings.bindAddress()
                             + ":" + settings.bindPort() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A 256-bit key from the shared secret, for one purpose, by PBKDF2 (HMAC-SHA256, salted with the cluster's name
+     * and the purpose): the join token and the encryption key are unrelated, and guessing the secret from a token
+     * costs a PBKDF2 run per guess.
+     */
+    static byte[] derive(String secret, String clusterName, String purpose) throws Exception {
+        PBEKeySpec spec = new PBEKeySpec(secret.toCharArray(),
+                                         ("ringbus/" + clusterName + "/" + purpose).getBytes(StandardCharsets.UTF_8),
+                                         100_000, 256);
+        try {
+            return SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
+        } finally {
+            spec.clearPassword();
         }
     }
 }

@@ -53,7 +53,11 @@ public class RingbusDistributedAutoConfiguration {
                                          .loadFactor(properties.getLoadFactor())
                                          .joinTimeout(properties.getJoinTimeout())
                                          .leaveGracePeriod(properties.getLeaveGracePeriod())
-                                         .failureDetectionTimeout(properties.getFailureDetectionTimeout());
+                                         .failureDetectionTimeout(properties.getFailureDetectionTimeout())
+                                         .allowUnauthenticated(properties.isAllowUnauthenticated());
+        if (properties.getSharedSecret() != null) {
+            builder.sharedSecret(properties.getSharedSecret());
+        }
         if (properties.getNodeName() != null) {
             builder.nodeName(properties.getNodeName());
         }

@@ -38,6 +38,18 @@ public class RingbusDistributedProperties {
     private Duration leaveGracePeriod = Duration.ofSeconds(1);
     /** How long a node that stopped answering stays in the view (a killed one is seen at once). */
     private Duration failureDetectionTimeout = Duration.ofSeconds(3);
+    /**
+     * A secret every node is given (at least 16 characters): a node admits only nodes that know it, and every message
+     * between nodes is encrypted with a key derived from it. Required when bind-address is not a loopback address,
+     * unless allow-unauthenticated is true. Keep it out of the application's code: an environment variable
+     * (RINGBUS_DISTRIBUTED_SHARED_SECRET) or a secret store.
+     */
+    private String sharedSecret;
+    /**
+     * Lets a node bind to a network address without a shared secret: any host that reaches its port can then join,
+     * receive commands and send them. Only on a network where every host is trusted.
+     */
+    private boolean allowUnauthenticated;
 
     public boolean isEnabled() {
         return enabled;
@@ -117,5 +129,21 @@ public class RingbusDistributedProperties {
 
     public void setFailureDetectionTimeout(Duration failureDetectionTimeout) {
         this.failureDetectionTimeout = failureDetectionTimeout;
+    }
+
+    public String getSharedSecret() {
+        return sharedSecret;
+    }
+
+    public void setSharedSecret(String sharedSecret) {
+        this.sharedSecret = sharedSecret;
+    }
+
+    public boolean isAllowUnauthenticated() {
+        return allowUnauthenticated;
+    }
+
+    public void setAllowUnauthenticated(boolean allowUnauthenticated) {
+        this.allowUnauthenticated = allowUnauthenticated;
     }
 }

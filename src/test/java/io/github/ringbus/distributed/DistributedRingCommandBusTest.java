@@ -57,24 +57,32 @@ class DistributedRingCommandBusTest {
     }
 
     private Configuration startNode(String name, int port, List<String> hosts, boolean localShortcut) {
+        return startNode(name, port, hosts, localShortcut, null, Duration.ofSeconds(30));
+    }
+
+    private Configuration startNode(String name, int port, List<String> hosts, boolean localShortcut, String secret,
+                                    Duration joinTimeout) {
         Configuration node = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(engine).build())
                 .configureAggregate(Account.class)
-                .configureCommandBus(c -> DistributedRingCommandBus.builder()
-                        .localSegment(RingCommandBus.builder()
-                                                    .eventStore(c.eventStore())
-                                                    .threadNamePrefix("ring-" + name)
-                                                    .handlerInterceptor(new CorrelationDataInterceptor<CommandMessage<?>>(
-                                                            List.of(m -> Map.of("node", name))))
-                                                    .build())
-                        .serializer(JacksonSerializer.defaultSerializer())
-                        .clusterName("test-" + hosts.hashCode())
-                        .nodeName(name)
-                        .bind("127.0.0.1", port)
-                        .initialHosts(hosts)
-                        .leaveGracePeriod(Duration.ofMillis(200))
-                        .localShortcut(localShortcut)
-                        .build())
+                .configureCommandBus(c -> {
+                    DistributedRingCommandBus.Builder builder = DistributedRingCommandBus.builder()
+                            .localSegment(RingCommandBus.builder()
+                                                        .eventStore(c.eventStore())
+                                                        .threadNamePrefix("ring-" + name)
+                                                        .handlerInterceptor(new CorrelationDataInterceptor<CommandMessage<?>>(
+                                                                List.of(m -> Map.of("node", name))))
+                                                        .build())
+                            .serializer(JacksonSerializer.defaultSerializer())
+                            .clusterName("test-" + hosts.hashCode())
+                            .nodeName(name)
+                            .bind("127.0.0.1", port)
+                            .initialHosts(hosts)
+                            .leaveGracePeriod(Duration.ofMillis(200))
+                            .localShortcut(localShortcut)
+                            .joinTimeout(joinTimeout);
+                    return (secret == null ? builder : builder.sharedSecret(secret)).build();
+                })
                 .start();
         nodes.add(node);
         return node;
@@ -201,6 +209,57 @@ class DistributedRingCommandBusTest {
         } finally {
             node.leave();
         }
+    }
+
+    @Test
+    void aNodeWithAnotherSecretCannotJoinAndGetsNoCommand() throws Exception {
+        int portA = freePort();
+        int portB = freePort();
+        int portC = freePort();
+        List<String> hosts = List.of("127.0.0.1:" + portA, "127.0.0.1:" + portB, "127.0.0.1:" + portC);
+        String secret = "correct horse battery staple";
+        Configuration a = startNode("a", portA, hosts, true, secret, Duration.ofSeconds(30));
+        Configuration b = startNode("b", portB, hosts, true, secret, Duration.ofSeconds(30));
+        awaitMembers(a, 2);
+
+        // Refused by the cluster, the intruder either fails to start or stays a cluster of its own.
+        try {
+            startNode("intruder", portC, hosts, true, "another secret, not the cluster's", Duration.ofSeconds(5));
+        } catch (RuntimeException refused) {
+            // its start failed: nothing joined
+        }
+        Thread.sleep(1_000); // a view change the intruder forced would show by now
+        assertThat(busOf(a).consistentHash().getMembers()).as("members as a sees them").hasSize(2);
+        assertThat(busOf(b).consistentHash().getMembers()).as("members as b sees them").hasSize(2);
+
+        for (int i = 0; i < 40; i++) {
+            a.commandGateway().sendAndWait(new Open("secret-" + i));
+            assertThat((Long) b.commandGateway().sendAndWait(new Deposit("secret-" + i, 3))).isEqualTo(3L);
+        }
+        Set<Object> handledBy = new java.util.HashSet<>();
+        for (int i = 0; i < 40; i++) {
+            engine.readEvents("secret-" + i).asStream().forEach(e -> handledBy.add(e.getMetaData().get("node")));
+        }
+        assertThat(handledBy).as("nodes that handled commands").containsExactlyInAnyOrder("a", "b");
+    }
+
+    @Test
+    void aNodeBoundToANetworkAddressWithoutASecretIsRefusedAtBuildNamingTheSetting() {
+        RingCommandBus ring = RingCommandBus.builder().eventStore(
+                RingEventStore.builder().storageEngine(engine).build()).build();
+        DistributedRingCommandBus.Builder open = DistributedRingCommandBus.builder()
+                                                                          .localSegment(ring)
+                                                                          .serializer(JacksonSerializer.defaultSerializer())
+                                                                          .bind("0.0.0.0", freePort());
+
+        assertThatThrownBy(open::build)
+                .isInstanceOf(AxonConfigurationException.class)
+                .hasMessageContaining("binding to [0.0.0.0], a network address, without a sharedSecret")
+                .hasMessageContaining("ringbus.distributed.shared-secret");
+        assertThat(open.allowUnauthenticated(true).build()).as("built when explicitly allowed").isNotNull();
+        assertThatThrownBy(() -> DistributedRingCommandBus.builder().sharedSecret("too short"))
+                .isInstanceOf(AxonConfigurationException.class)
+                .hasMessageContaining("sharedSecret must have at least 16 characters");
     }
 
     @Test
