@@ -80,4 +80,11 @@ public class ThroughputBenchmark {
     public void fourDispatchers(Bank bank, Dispatcher dispatcher) {
         dispatcher.batch.dispatchTo(bank.commandBus());
     }
+
+    /** For machines of 16 cores and more: not in the main job on 2 cores ({@code benchmarks/run} selects by name). */
+    @Benchmark
+    @Threads(16)
+    public void sixteenDispatchers(Bank bank, Dispatcher dispatcher) {
+        dispatcher.batch.dispatchTo(bank.commandBus());
+    }
 }

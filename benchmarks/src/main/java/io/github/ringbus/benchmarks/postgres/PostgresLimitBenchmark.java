@@ -61,7 +61,7 @@ public class PostgresLimitBenchmark {
 
         @Setup(Level.Trial)
         public void start() {
-            postgres = DurablePostgres.start(8);
+            postgres = DurablePostgres.start(64);
             System.out.println("\n" + postgres.describe());
             Serializer serializer = DurablePostgres.serializer();
             SerializedObject<byte[]> serialized = serializer.serialize(new Account.Deposited("account-1", 1),
@@ -147,6 +147,22 @@ public class PostgresLimitBenchmark {
     @Threads(8)
     @OperationsPerInvocation(ROWS_PER_COMMIT)
     public void eightConnections(Server server, Writer writer) throws SQLException {
+        commitOneBatch(server, writer);
+    }
+
+    /** Rows stored per second from four connections at once: ringbus's four store threads, the default on 16 cores. */
+    @Benchmark
+    @Threads(4)
+    @OperationsPerInvocation(ROWS_PER_COMMIT)
+    public void fourConnections(Server server, Writer writer) throws SQLException {
+        commitOneBatch(server, writer);
+    }
+
+    /** Rows stored per second from 64 connections at once: SimpleCommandBus's callers at 64 dispatchers. */
+    @Benchmark
+    @Threads(64)
+    @OperationsPerInvocation(ROWS_PER_COMMIT)
+    public void sixtyFourConnections(Server server, Writer writer) throws SQLException {
         commitOneBatch(server, writer);
     }
 

@@ -79,7 +79,14 @@ public final class Summary {
         }
 
         Path limitFile = results.resolve("limit.json");
-        double limitPerThread = only.contains("limit") && Files.exists(limitFile) ? JmhJson.read(limitFile).get(0).median() : Double.NaN;
+        List<Score> limits = only.contains("limit") && Files.exists(limitFile) ? JmhJson.read(limitFile) : List.of();
+        double limitPerThread = limits.stream().filter(s -> s.method().equals("oneThread")).mapToDouble(Score::median)
+                                      .findFirst().orElse(Double.NaN);
+        // The durable server's limit: the most rows/s it stored, over the numbers of connections measured (each
+        // deposit is one event row, so commands/s and rows/s compare directly).
+        Score serverLimit = limits.stream().filter(s -> s.method().endsWith("Connection")
+                                                        || s.method().endsWith("Connections"))
+                                  .max(java.util.Comparator.comparingDouble(Score::median)).orElse(null);
         int cores = Runtime.getRuntime().availableProcessors();
 
         List<String> charts = new ArrayList<>();
@@ -104,8 +111,7 @@ public final class Summary {
                             score.iterations().length,
                             ratio(score, baseline(scores, score, SIMPLE)),
                             ratio(score, baseline(scores, score, AXON_DISRUPTOR)),
-                            file.equals("throughput") && !Double.isNaN(limitPerThread)
-                                    ? String.format("%.0f %%", 100 * score.median() / (limitPerThread * cores)) : "",
+                            shareOfLimit(file, score, limitPerThread * cores, serverLimit),
                             number(score.error()), score.wide() ? " (wide)" : ""));
                 }
             }
@@ -127,6 +133,12 @@ public final class Summary {
                                         + "what no bus can avoid for this workload) x %d cores = %s. ",
                                         number(limitPerThread), cores, number(limitPerThread * cores)));
                 files.add("limit.json");
+            }
+            if (serverLimit != null && files.contains("postgres.json")) {
+                md.append(String.format("PostgreSQL's limit: %s event rows/s, the most the server stored without any "
+                                        + "bus, from %d connection(s) (`PostgresLimitBenchmark.%s`, transactions of "
+                                        + "700 pre-serialized rows); each command stores one row. ",
+                                        number(serverLimit.median()), serverLimit.threads(), serverLimit.method()));
             }
             if (anyWide) {
                 md.append("\"(wide)\": JMH's 99.9 % interval is wider than a fifth of the score (few iterations, a "
@@ -180,6 +192,17 @@ public final class Summary {
         md.append("## Files\n\nIn `").append(results).append("`: ").append(String.join(", ", files))
           .append(" (JMH's JSON), the charts, and `logs/` (JMH's full output).\n");
         return md.toString();
+    }
+
+    /** A bus's share of what no bus can exceed: in memory the workload's limit, on PostgreSQL the server's. */
+    private static String shareOfLimit(String file, Score score, double inMemoryLimit, Score serverLimit) {
+        if (file.equals("throughput") && !Double.isNaN(inMemoryLimit)) {
+            return String.format("%.0f %%", 100 * score.median() / inMemoryLimit);
+        }
+        if (file.equals("postgres") && serverLimit != null) {
+            return String.format("%.0f %%", 100 * score.median() / serverLimit.median());
+        }
+        return "";
     }
 
     private static String machine() {
