@@ -58,7 +58,7 @@ final class Admission {
         if (sequence >= 0) {
             return sequence;
         }
-        if (Pipeline.isPipelineThread()) {
+        if (PipelineThreads.isPipelineThread()) {
             // Waiting for a slot on a pipeline thread would wait for this very thread: never wait here.
             fail(command, callback, monitorCallback, ringFull(command, "it was dispatched from ringbus pipeline thread ["
                     + Thread.currentThread().getName() + "], which cannot wait for a slot it must free itself"));

@@ -34,6 +34,10 @@ import java.util.function.Function;
  *   <li>The private components of {@code AggregateConfigurer} (snapshot trigger, command target resolver, cache, lock
  *       factory, repository) and {@code Component}'s builder function: the per-aggregate settings ringbus honours or
  *       refuses ({@link AggregateConfigurerSettings}). Fallback per setting, see there.</li>
+ *   <li>Axon's own storage engines (JDBC, JPA in both its packages, in-memory), recognised by class name, so that
+ *       ringbus needs neither JPA API on its class path: what each does with a second creation of an aggregate
+ *       decides whether a creation command may skip the read ({@link #isAxonStorageEngine}). Fallback: an engine not
+ *       recognised is read, as any unknown engine.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -68,6 +72,13 @@ final class AxonInternals {
             this.consequence = consequence;
         }
     }
+
+    /** Axon's storage engines whose behaviour on a second creation ringbus knows (access 5), by class name. */
+    static final List<String> AXON_STORAGE_ENGINES = List.of(
+            "org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine",
+            "org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine",
+            "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine",
+            "org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine");
 
     private static final List<String> UNAVAILABLE;
     private static final Method STORAGE_ENGINE;
@@ -116,6 +127,19 @@ final class AxonInternals {
      */
     static boolean isInstanceCommandHandler(Class<?> handlerType) {
         return handlerType.getName().equals(INSTANCE_COMMAND_HANDLER);
+    }
+
+    /**
+     * @param engine a storage engine, or null
+     * @return true when it is one of {@link #AXON_STORAGE_ENGINES} or a subclass of one
+     */
+    static boolean isAxonStorageEngine(EventStorageEngine engine) {
+        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
+            if (AXON_STORAGE_ENGINES.contains(type.getName())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

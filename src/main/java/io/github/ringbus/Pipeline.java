@@ -210,13 +210,6 @@ final class Pipeline implements RingLifecycle.Stages {
     }
 
     /**
-     * @return true when the calling thread is one of this or any other ringbus pipeline's stage threads
-     */
-    static boolean isPipelineThread() {
-        return Thread.currentThread() instanceof PipelineThreads.PipelineThread;
-    }
-
-    /**
      * @return the ring sequence up to which every command has completed (-1 before the first)
      */
     long completedSequence() {

@@ -30,7 +30,14 @@ final class PipelineThreads implements ThreadFactory {
         return List.copyOf(started);
     }
 
-    /** A thread that runs one of the pipeline's stages; see {@link Pipeline#isPipelineThread()}. */
+    /**
+     * @return true when the calling thread is one of this or any other ringbus pipeline's stage threads
+     */
+    static boolean isPipelineThread() {
+        return Thread.currentThread() instanceof PipelineThread;
+    }
+
+    /** A thread that runs one of the pipeline's stages; see {@link #isPipelineThread()}. */
     static final class PipelineThread extends Thread {
 
         PipelineThread(Runnable stage, String name) {

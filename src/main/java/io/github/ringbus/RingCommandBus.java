@@ -236,7 +236,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     @SuppressWarnings("unchecked")
     private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         CommandCallback<Object, Object> anyCallback = (CommandCallback<Object, Object>) callback;
-        if (Pipeline.isPipelineThread() && nested.dispatchedHere(command, anyCallback)) {
+        if (PipelineThreads.isPipelineThread() && nested.dispatchedHere(command, anyCallback)) {
             return; // run in place, or refused because waiting for it would hang the pipeline
         }
         MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
@@ -470,7 +470,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * a thread of its own once the calling code has returned, its own command included.
      */
     public void shutdown() {
-        if (Pipeline.isPipelineThread()) {
+        if (PipelineThreads.isPipelineThread()) {
             logger.info("RingCommandBus shutdown asked for on its pipeline thread [{}]: new commands are refused from "
                                 + "now on, and the ring drains once that thread's code returns",
                         Thread.currentThread().getName());

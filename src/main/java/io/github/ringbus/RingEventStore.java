@@ -143,12 +143,12 @@ public class RingEventStore extends EmbeddedEventStore {
         if (CurrentUnitOfWork.isStarted()) {
             UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get();
             // A command run in place from a ring handler (see NestedDispatch) has a Unit of Work nested in the slot's.
-            if (unitOfWork.root() instanceof SlotUnitOfWork slotUnitOfWork
-                    && slotUnitOfWork.collectPublished(this, events)) {
-                if (unitOfWork != slotUnitOfWork) {
+            if (unitOfWork.root() instanceof PublishedEventCollector command
+                    && command.collectPublished(this, events)) {
+                if (unitOfWork != command) {
                     // As Axon drops a nested Unit of Work's queued events when it rolls back.
                     List<? extends EventMessage<?>> collected = List.copyOf(events);
-                    unitOfWork.onRollback(u -> slotUnitOfWork.discardPublished(collected));
+                    unitOfWork.onRollback(u -> command.discardPublished(collected));
                 }
                 return;
             }

@@ -201,19 +201,7 @@ final class RingRepository<T> implements Repository<T> {
      * @param engine the storage engine behind the event store, or null when it cannot be known
      */
     static boolean skipsReadForCreation(EventStorageEngine engine) {
-        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
-            switch (type.getName()) {
-                case "org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine",
-                     "org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine",
-                     "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine",
-                     "org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine" -> {
-                    return true;
-                }
-                default -> {
-                }
-            }
-        }
-        return false;
+        return AxonInternals.isAxonStorageEngine(engine);
     }
 
     /**
@@ -446,7 +434,7 @@ final class RingRepository<T> implements Repository<T> {
             return;
         }
         String identifier = String.valueOf(((AggregateScopeDescriptor) scopeDescription).getIdentifier());
-        if (Pipeline.isPipelineThread()) {
+        if (PipelineThreads.isPipelineThread()) {
             throw new IllegalStateException(
                     "A message for aggregate [" + aggregateType.getSimpleName() + "] with identifier [" + identifier
                             + "] was sent from ringbus pipeline thread [" + Thread.currentThread().getName()
@@ -529,7 +517,7 @@ final class RingRepository<T> implements Repository<T> {
      * too: {@link RingCommandBus#subscribeHandlersAlsoOn}).
      */
     private static boolean outsideRing() {
-        if (Pipeline.isPipelineThread()) {
+        if (PipelineThreads.isPipelineThread()) {
             return false;
         }
         return !CurrentUnitOfWork.isStarted() || !(CurrentUnitOfWork.get().root() instanceof SlotUnitOfWork);

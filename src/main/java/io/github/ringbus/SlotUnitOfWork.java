@@ -33,7 +33,7 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  * were stored) or it rolls back. It is always a root Unit of Work; a command its handler sends may run in place in a
  * Unit of Work nested in it (see {@link NestedDispatch}), otherwise later, in a slot of its own.
  */
-final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
+final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> implements PublishedEventCollector {
 
     private static final Logger logger = LoggerFactory.getLogger(SlotUnitOfWork.class);
     private static final Phase[] PHASES = Phase.values();
@@ -74,7 +74,8 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
      * @return true when the events were taken; false when this slot's ring does not store to {@code store} or the
      * command is past its prepare-commit phase (the caller then publishes them as Axon's event bus would)
      */
-    boolean collectPublished(EventStore store, List<? extends EventMessage<?>> events) {
+    @Override
+    public boolean collectPublished(EventStore store, List<? extends EventMessage<?>> events) {
         Phase phase = phase();
         if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
             return false;
@@ -89,7 +90,8 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> {
      *
      * @param events the very event messages that were collected
      */
-    void discardPublished(List<? extends EventMessage<?>> events) {
+    @Override
+    public void discardPublished(List<? extends EventMessage<?>> events) {
         for (EventMessage<?> event : events) {
             for (int i = slot.events.size() - 1; i >= 0; i--) {
                 if (slot.events.get(i) == event) {

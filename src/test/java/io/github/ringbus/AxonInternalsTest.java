@@ -62,6 +62,20 @@ class AxonInternalsTest {
     }
 
     @Test
+    void axonsStorageEnginesAreWhereRingbusLooksForThemByName() {
+        for (String engine : AxonInternals.AXON_STORAGE_ENGINES) {
+            boolean onTheClassPath;
+            try {
+                Class.forName(engine, false, getClass().getClassLoader());
+                onTheClassPath = true;
+            } catch (ClassNotFoundException e) {
+                onTheClassPath = false;
+            }
+            assertThat(onTheClassPath).as("%s in this Axon version", engine).isTrue();
+        }
+    }
+
+    @Test
     void theStorageEngineOfAnAxonEventStoreCanBeRead() {
         InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
         EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(engine).build();
