@@ -15,8 +15,10 @@ import java.util.ArrayList;
 /**
  * One preallocated slot of the ring: everything the stages know about one dispatched command.
  * <p>
- * Each field is written by exactly one stage and read only by the stages after it; the ring's sequences order those
- * accesses, so the fields are plain. The ring is filled with slots once, at start; a slot's collections are cleared
+ * Each field is set directly by exactly one stage (or the dispatcher), the one whose section below holds it, and read
+ * only by the stages after it; the ring's sequences order those accesses, so the fields are plain. Another stage that
+ * must change a field does so through a method named for what it means ({@link #failBeforeHandler},
+ * {@link #adoptCreatedAggregate}, {@link #recordStageFailure}); {@code ArchitectureTest} fails on any other write. The ring is filled with slots once, at start; a slot's collections are cleared
  * and reused, never reallocated. One exception: who completes the command is decided by a compare-and-set
  * ({@link #claimCompletion()}), because at shutdown a stage thread that user code keeps busy may still reach a slot
  * that the shutting-down thread completes.
@@ -68,8 +70,13 @@ final class CommandSlot implements StageTimes {
      * the handle stage then invokes the preloaded aggregate directly, as that handler would after loading it.
      */
     boolean invokeAggregateDirectly;
-    /** A failure found before the handler ran (no handler, no target, aggregate not found, store read failed). */
-    Throwable preloadFailure;
+    /**
+     * Why the command's handler did not (or will not) run: no handler, no target, aggregate not found or unreadable
+     * (the preload stage), the aggregate could not be rebuilt before the handler ({@link #failBeforeHandler}, handle
+     * stage), a stage's own bug ({@link #recordStageFailure}), a shutdown that finished the command
+     * ({@link #failBeforeHandler}). Written directly by the preload stage only.
+     */
+    Throwable failureBeforeHandler;
     long preloadedNanos;
     /**
      * True for a command of an aggregate with a repository of its own (a state-stored one): the handle stage runs it
@@ -216,7 +223,7 @@ final class CommandSlot implements StageTimes {
      * handler's that published events.
      */
     boolean hasEventsToStore() {
-        return preloadFailure == null && !rolledBack && !events.isEmpty();
+        return failureBeforeHandler == null && !rolledBack && !events.isEmpty();
     }
 
     /**
@@ -250,19 +257,41 @@ final class CommandSlot implements StageTimes {
     }
 
     /**
+     * The handle stage, or a shutdown finishing the command, found that the handler cannot run: the command fails
+     * with {@code failure} and nothing of it is handled or stored.
+     *
+     * @param failure why
+     */
+    void failBeforeHandler(Throwable failure) {
+        failureBeforeHandler = failure;
+    }
+
+    /**
+     * The handle stage hands the failure found before the handler to Axon's handler interceptors (which see it as
+     * the handler's, as on Axon's buses): it is no longer a failure before the handler.
+     *
+     * @return the failure found before the handler
+     */
+    Throwable takeFailureBeforeHandler() {
+        Throwable failure = failureBeforeHandler;
+        failureBeforeHandler = null;
+        return failure;
+    }
+
+    /**
      * Records a failure that escaped a stage (a ringbus bug: the stages catch their own), so that the command fails
      * with it; an earlier failure of the command stands. Called by the {@link StageGuard} of the stage's thread.
      */
     void recordStageFailure(Throwable failure) {
-        if (preloadFailure == null) {
-            preloadFailure = failure;
+        if (failureBeforeHandler == null) {
+            failureBeforeHandler = failure;
         }
     }
 
     /** The first failure any stage recorded, or null. */
     Throwable failure() {
-        if (preloadFailure != null) {
-            return preloadFailure;
+        if (failureBeforeHandler != null) {
+            return failureBeforeHandler;
         }
         if (rolledBack) {
             return handlerFailure;
@@ -284,7 +313,7 @@ final class CommandSlot implements StageTimes {
         segment = 0;
         expectedVersion = null;
         invokeAggregateDirectly = false;
-        preloadFailure = null;
+        failureBeforeHandler = null;
         runsWhole = false;
         events.clear();
         result = null;

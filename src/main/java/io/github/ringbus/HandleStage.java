@@ -80,21 +80,20 @@ final class HandleStage implements EventHandler<CommandSlot> {
 
     private void handleOwn(CommandSlot slot) {
         MessageHandler<? super CommandMessage<?>> handler;
-        if (slot.preloadFailure != null) {
-            if (!interceptedDespite(slot.preloadFailure, slot)) {
+        if (slot.failureBeforeHandler != null) {
+            if (!interceptedDespite(slot.failureBeforeHandler, slot)) {
                 return;
             }
             // On Axon's buses the handler interceptors run before the handler finds that its target is missing (or
             // cannot be read): they may answer the command themselves, or see the failure.
-            handler = failingWith(slot.preloadFailure);
-            slot.preloadFailure = null;
+            handler = failingWith(slot.takeFailureBeforeHandler());
         } else {
             AggregateHolder<?> holder = slot.holder;
             if (holder != null) {
                 try {
                     slot.generation = holder.beginCommand(slot);
                 } catch (Throwable failure) {
-                    slot.preloadFailure = failure;
+                    slot.failBeforeHandler(failure);
                     return;
                 }
             }
@@ -158,9 +157,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * when interceptors are registered and a handler was found (a missing handler is refused before the interceptors
      * on Axon's buses too); never for a message delivered outside a command.
      */
-    private boolean interceptedDespite(Throwable preloadFailure, CommandSlot slot) {
+    private boolean interceptedDespite(Throwable failureBeforeHandler, CommandSlot slot) {
         return !interceptors.isEmpty() && slot.handler != null && !(slot.handler instanceof MessageDelivery)
-                && !(preloadFailure instanceof NoHandlerForCommandException);
+                && !(failureBeforeHandler instanceof NoHandlerForCommandException);
     }
 
     /** A handler that fails with what the preload stage found; allocated only on that failure's path. */

@@ -326,7 +326,7 @@ final class Pipeline implements RingLifecycle.Stages {
             } else if (!busy.isEmpty()) {
                 CompleteStage.abandon(slot, failure);
             } else if (slot.callback != null) {
-                slot.preloadFailure = failure.apply(slot.commandName());
+                slot.failBeforeHandler(failure.apply(slot.commandName()));
                 CompleteStage.complete(slot, PipelineMonitor.NONE);
             }
         }

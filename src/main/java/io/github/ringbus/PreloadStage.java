@@ -45,7 +45,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         try {
             preload(slot, sequence);
         } catch (Throwable failure) {
-            slot.preloadFailure = failure;
+            slot.failureBeforeHandler = failure;
         }
         if (timed) {
             slot.preloadedNanos = System.nanoTime();
@@ -57,7 +57,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         String commandName = command.getCommandName();
         MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(commandName);
         if (handler == null) {
-            slot.preloadFailure = CommandRoutes.noHandlerFor(commandName);
+            slot.failureBeforeHandler = CommandRoutes.noHandlerFor(commandName);
             return;
         }
         slot.handler = handler;
@@ -90,7 +90,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         AggregateHolder<?> holder = route.repository().preload(
                 identifier, route.createsAggregate(), route.createsWithoutRead(), sequence);
         if (holder == null) {
-            slot.preloadFailure = new AggregateNotFoundException(
+            slot.failureBeforeHandler = new AggregateNotFoundException(
                     identifier, "The aggregate was not found in the event store");
             return;
         }

@@ -2,11 +2,16 @@ package io.github.ringbus;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaFieldAccess;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -83,6 +88,55 @@ class ArchitectureTest {
             }
         }
         return true;
+    }
+
+    /**
+     * Each field of the ring's slot has one writer: the stage that fills it (or the dispatcher) sets it directly;
+     * anyone else goes through a method of the slot named for what it does ({@code failBeforeHandler},
+     * {@code adoptCreatedAggregate}, {@code recordStageFailure}, ...). The slot itself may set any of its fields.
+     */
+    private static final Map<String, Set<String>> SLOT_FIELD_WRITERS = Map.ofEntries(
+            Map.entry("dispatchedNanos", Set.of("Pipeline")),
+            Map.entry("handler", Set.of("PreloadStage")),
+            Map.entry("repository", Set.of("PreloadStage")),
+            Map.entry("holder", Set.of("PreloadStage")),
+            Map.entry("segment", Set.of("PreloadStage")),
+            Map.entry("expectedVersion", Set.of("PreloadStage")),
+            Map.entry("invokeAggregateDirectly", Set.of("PreloadStage")),
+            Map.entry("failureBeforeHandler", Set.of("PreloadStage")),
+            Map.entry("preloadedNanos", Set.of("PreloadStage")),
+            Map.entry("runsWhole", Set.of("PreloadStage")),
+            Map.entry("result", Set.of("HandleStage", "WholeCommandRunner")),
+            Map.entry("handlerFailure", Set.of("HandleStage", "WholeCommandRunner")),
+            Map.entry("rolledBack", Set.of("HandleStage", "WholeCommandRunner")),
+            Map.entry("generation", Set.of("HandleStage")),
+            Map.entry("handledNanos", Set.of("HandleStage")),
+            Map.entry("storeShard", Set.of("HandleStage")),
+            Map.entry("storeFailure", Set.of("StoreStage")),
+            Map.entry("publishFailure", Set.of("PublishStage")),
+            Map.entry("completingNanos", Set.of("CompleteStage")));
+
+    @Test
+    void eachFieldOfTheSlotIsSetOnlyByTheStageThatOwnsIt() {
+        JavaClass slot = MAIN.get(CommandSlot.class);
+        List<String> strayWrites = new ArrayList<>();
+        for (JavaField field : slot.getFields()) {
+            for (JavaFieldAccess access : field.getAccessesToSelf()) {
+                if (access.getAccessType() != JavaFieldAccess.AccessType.SET) {
+                    continue;
+                }
+                String writer = access.getOriginOwner().getSimpleName().replaceAll("\\$.*", "");
+                if (writer.equals("CommandSlot")) {
+                    continue;
+                }
+                Set<String> owners = SLOT_FIELD_WRITERS.getOrDefault(field.getName(), Set.of());
+                if (!owners.contains(writer)) {
+                    strayWrites.add(field.getName() + " set by " + access.getOrigin().getFullName() + " (line "
+                                            + access.getLineNumber() + "); its writers: " + owners);
+                }
+            }
+        }
+        assertThat(strayWrites).as("writes to the slot's fields by a class that does not own them").isEmpty();
     }
 
     @Test
