@@ -104,96 +104,64 @@ final class Pipeline implements RingLifecycle.Stages {
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
         // publishes after its store: only what was stored, whatever the mode.
         boolean storeCompletes = compact || storeShards > 1;
-        @SuppressWarnings("unchecked")
-        EventHandler<CommandSlot>[] shards = new EventHandler[storeCompletes ? storeShards : 0];
+        List<StagePlan.Stage> shards = new ArrayList<>();
         List<CompleteStage> completeStages = new ArrayList<>();
-        for (int shard = 0; shard < shards.length; shard++) {
+        for (int shard = 0; storeCompletes && shard < storeShards; shard++) {
             String suffix = storeShards == 1 ? "" : "-" + shard;
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
-            shards[shard] = new StoreShard(
+            shards.add(StagePlan.storing("store-complete" + suffix, new StoreShard(
                     shard, storeShards, storeStage, new StageGuard("store" + suffix, storeStage, leftInterrupts),
                     publishSeparately ? new StageGuard("publish" + suffix, new PublishStage(splitStore, true),
                                                        leftInterrupts) : null,
-                    new StageGuard("complete" + suffix, completeStage, leftInterrupts), settings.ringSize());
+                    new StageGuard("complete" + suffix, completeStage, leftInterrupts), settings.ringSize())));
         }
-        EventHandler<CommandSlot> store = storeCompletes ? null : new StageGuard(
-                "store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts), leftInterrupts);
-        EventHandler<CommandSlot> publish = publishSeparately && !storeCompletes
-                ? new StageGuard("publish", new PublishStage(splitStore, afterStore), leftInterrupts)
-                : null;
-        EventHandler<CommandSlot> completing = null;
-        if (!storeCompletes) {
+        List<StagePlan.Stage> handlers = new ArrayList<>();
+        for (int segment = 0; segment < handle.length; segment++) {
+            handlers.add(StagePlan.stage("handle-" + segment, handle[segment]));
+        }
+        EventHandler<CommandSlot> store = null;
+        StagePlan plan;
+        // The topology, in one statement each:
+        if (compact) {
+            // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
+            plan = StagePlan.first(StagePlan.stage("preload-handle", new PreloadThenHandle(preload, handle[0])))
+                            .then(shards);
+        } else if (storeCompletes) {
+            // preload -> handle[0..n) -> shard[0..k) (store -> [publish] -> complete), one shard per share of the
+            // aggregates, each committing and completing on its own.
+            plan = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers).then(shards);
+        } else {
+            store = new StageGuard("store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts),
+                                   leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
-            completing = new StageGuard("complete", completeStage, leftInterrupts);
+            StagePlan.Stage storing = StagePlan.storing("store", store);
+            StagePlan.Stage completing = StagePlan.stage("complete",
+                                                         new StageGuard("complete", completeStage, leftInterrupts));
+            StagePlan handled = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers);
+            if (!publishSeparately) {
+                // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
+                plan = handled.then(storing).then(completing);
+            } else {
+                StagePlan.Stage publish = StagePlan.storing(
+                        "publish", new StageGuard("publish", new PublishStage(splitStore, afterStore), leftInterrupts));
+                plan = afterStore ? handled.then(storing).then(publish).then(completing)
+                                  : handled.then(storing, publish).then(completing);
+            }
         }
         this.completeStages = List.copyOf(completeStages);
-
-        this.threads = new PipelineThreads(threadNames(settings.threadNamePrefix(), handle.length, storeShards));
         this.storeStage = store;
-        this.storingThreadNames = storingThreadNames(settings.threadNamePrefix(), storeShards);
+        this.threads = new PipelineThreads(plan.threadNames(settings.threadNamePrefix()));
+        this.storingThreadNames = plan.storingThreadNames(settings.threadNamePrefix());
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, settings.newWaitStrategy());
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
-
-        // The topology, in one statement each:
-        if (compact) {
-            // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
-            disruptor.handleEventsWith(new PreloadThenHandle(preload, handle[0])).then(shards);
-        } else if (storeShards > 1) {
-            // preload -> handle[0..n) -> shard[0..k) (store -> [publish] -> complete), one shard per share of the
-            // aggregates, each committing and completing on its own.
-            disruptor.handleEventsWith(preload).then(handle).then(shards);
-        } else if (!publishSeparately) {
-            // IN_TRANSACTION (store appends and calls the subscribers in one transaction), or not a RingEventStore.
-            disruptor.handleEventsWith(preload).then(handle).then(store).then(completing);
-        } else if (afterStore) {
-            disruptor.handleEventsWith(preload).then(handle).then(store).then(publish).then(completing);
-        } else {
-            disruptor.handleEventsWith(preload).then(handle).then(store, publish).then(completing);
-        }
+        plan.wireInto(disruptor);
+        logger.debug("ringbus stages: {}", plan);
         this.ring = disruptor.getRingBuffer();
-    }
-
-    private List<String> threadNames(String prefix, int handlerThreads, int storeShards) {
-        List<String> names = new ArrayList<>();
-        if (compact) {
-            names.add(prefix + "-preload-handle");
-            names.add(prefix + "-store-complete");
-            return names;
-        }
-        names.add(prefix + "-preload");
-        for (int i = 0; i < handlerThreads; i++) {
-            names.add(prefix + "-handle-" + i);
-        }
-        if (storeShards > 1) {
-            names.addAll(storingThreadNames(prefix, storeShards));
-            return names;
-        }
-        names.add(prefix + "-store");
-        if (publishSeparately) {
-            names.add(prefix + "-publish");
-        }
-        names.add(prefix + "-complete");
-        return names;
-    }
-
-    /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
-    private List<String> storingThreadNames(String prefix, int storeShards) {
-        if (compact) {
-            return List.of(prefix + "-store-complete");
-        }
-        if (storeShards == 1) {
-            return List.of(prefix + "-store", prefix + "-publish");
-        }
-        List<String> names = new ArrayList<>();
-        for (int shard = 0; shard < storeShards; shard++) {
-            names.add(prefix + "-store-complete-" + shard);
-        }
-        return names;
     }
 
     private static StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,

@@ -1,0 +1,66 @@
+package io.github.ringbus;
+
+import io.github.ringbus.fixtures.Account;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The threads a started bus runs are named after the stages of its plan ({@link StagePlan}), in every shape: the
+ * names shutdown and the logs rely on cannot drift from the wiring.
+ */
+class StagePlanTest {
+
+    static Stream<Arguments> shapes() {
+        return Stream.of(
+                Arguments.of(Topology.COMPACT, 1, 1, PublishMode.PARALLEL,
+                             List.of("preload-handle", "store-complete")),
+                Arguments.of(Topology.FULL, 2, 1, PublishMode.IN_TRANSACTION,
+                             List.of("preload", "handle-0", "handle-1", "store", "complete")),
+                Arguments.of(Topology.FULL, 1, 1, PublishMode.PARALLEL,
+                             List.of("preload", "handle-0", "store", "publish", "complete")),
+                Arguments.of(Topology.FULL, 1, 1, PublishMode.AFTER_STORE,
+                             List.of("preload", "handle-0", "store", "publish", "complete")),
+                Arguments.of(Topology.FULL, 2, 3, PublishMode.IN_TRANSACTION,
+                             List.of("preload", "handle-0", "handle-1", "store-complete-0", "store-complete-1",
+                                     "store-complete-2")));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} handler / {2} store thread(s), {3}")
+    @MethodSource("shapes")
+    void everyStageThreadIsNamedAfterItsStage(Topology topology, int handlerThreads, int storeThreads,
+                                              PublishMode publishMode, List<String> stages) {
+        String prefix = "plan-" + topology + "-" + handlerThreads + "-" + storeThreads + "-" + publishMode;
+        RingCommandBus bus = RingCommandBus.builder()
+                                           .eventStore(RingEventStore.builder()
+                                                                     .storageEngine(new InMemoryEventStorageEngine())
+                                                                     .build())
+                                           .topology(topology)
+                                           .handlerThreads(handlerThreads)
+                                           .storeThreads(storeThreads)
+                                           .publishMode(publishMode)
+                                           .threadNamePrefix(prefix)
+                                           .build();
+        bus.registerAggregate(Account.class);
+        bus.start();
+        try {
+            Set<String> running = new TreeSet<>();
+            for (Thread thread : Thread.getAllStackTraces().keySet()) {
+                if (thread.getName().startsWith(prefix + "-")) {
+                    running.add(thread.getName().substring(prefix.length() + 1));
+                }
+            }
+            assertThat(running).as("stage threads of the started bus").containsExactlyInAnyOrderElementsOf(stages);
+        } finally {
+            bus.shutdown();
+        }
+    }
+}
