@@ -10,16 +10,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
 
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientConnectionException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 
 /**
  * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
@@ -43,10 +37,10 @@ import java.util.Set;
  *     are found. Only those fail (with the failure their own append raised); everything else of the batch is
  *     committed, as on a bus that stores each command in its own transaction. A batch of n commands with k bad ones
  *     costs about 2k&middot;log2(n) transactions.</li>
- *     <li>Except when the store cannot be reached ({@linkplain #unreachable unreachable}: no connection, connection
+ *     <li>Except when the store cannot be reached ({@linkplain StoreFailures#unreachable unreachable}: no connection, connection
  *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
  *     of the batch not yet committed fails with that failure.</li>
- *     <li>Except when the commit itself failed without the database saying it rolled back ({@link #rolledBack}): the
+ *     <li>Except when the commit itself failed without the database saying it rolled back ({@link StoreFailures#rolledBack}): the
  *     transaction may have been committed, so its commands fail with a {@link CommitOutcomeUnknownException} and are
  *     never appended again (a second append would find them stored, or, on an engine without a unique key, store
  *     them twice).</li>
@@ -187,15 +181,15 @@ final class StoreStage implements EventHandler<CommandSlot> {
             while (true) {
                 if (failure == null) {
                     stored(group, events);
-                } else if (commitFailed && !rolledBack(failure)) {
+                } else if (commitFailed && !StoreFailures.rolledBack(failure)) {
                     // The group may be committed: appending it again would fail on the events already there or, on
                     // an engine without a unique key, store them twice. Its commands fail with the outcome unknown.
                     fail(group, outcomeUnknown(group, failure));
-                    if (unreachable(failure)) {
+                    if (StoreFailures.unreachable(failure)) {
                         failAll(groups, poisonBefore, failure);
                         return;
                     }
-                } else if (beginFailed || unreachable(failure)) {
+                } else if (beginFailed || StoreFailures.unreachable(failure)) {
                     fail(group, failure);
                     failAll(groups, poisonBefore, failure);
                     return;
@@ -384,21 +378,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
                         + "committed; they may be stored, and are not appended again: " + failure, failure);
     }
 
-    /**
-     * Whether a failure of {@code commit()} says that the database rolled the transaction back: anywhere in its causes,
-     * an SQLState of class 23 (integrity constraint violation, of a deferred constraint), 40 (transaction rollback:
-     * serialization failure, deadlock) or 25P02 (the transaction was aborted). Any other failure of a commit leaves
-     * its outcome unknown.
-     *
-     * @param failure what a commit threw
-     * @return true when nothing of the transaction was committed
-     */
-    static boolean rolledBack(Throwable failure) {
-        return anyCause(failure, t -> t instanceof SQLException sqlException
-                && sqlState(sqlException, state -> state.startsWith("23") || state.startsWith("40")
-                        || state.equals("25P02")));
-    }
-
     private static boolean isPoisoned(CommandSlot slot) {
         return slot.holder != null && slot.holder.isPoisoned(slot.generation);
     }
@@ -418,59 +397,5 @@ final class StoreStage implements EventHandler<CommandSlot> {
         } else {
             eventStore.publish(events);
         }
-    }
-
-    /**
-     * Whether a failure shows that the store cannot be reached, so that trying the batch's commands apart would only
-     * fail again: anywhere in its causes (and suppressed exceptions), a JDBC connection exception
-     * ({@link SQLTransientConnectionException}, {@link SQLNonTransientConnectionException},
-     * {@link SQLRecoverableException}), SQLState class 08 (connection exception), 57P (PostgreSQL: session
-     * terminated, server shutting down or starting, database dropped) or 53300 (too many connections). Anything else
-     * (a conflict, a data exception, a constraint or trigger, a serializer's error, a deadlock, any exception of the
-     * engine or of a subscriber) is taken for the failure of some command, which the store stage isolates.
-     *
-     * @param failure what an attempt threw
-     * @return true to fail every command not yet committed, false to isolate the culprit
-     */
-    static boolean unreachable(Throwable failure) {
-        return anyCause(failure, t -> t instanceof SQLTransientConnectionException
-                || t instanceof SQLNonTransientConnectionException || t instanceof SQLRecoverableException
-                || (t instanceof SQLException sqlException
-                    && sqlState(sqlException, state -> state.startsWith("08") || state.startsWith("57P")
-                            || state.equals("53300"))));
-    }
-
-    private static boolean sqlState(SQLException exception, java.util.function.Predicate<String> test) {
-        String state = exception.getSQLState();
-        return state != null && test.test(state);
-    }
-
-    /**
-     * Whether {@code test} holds for a failure or anything behind it: its causes, its suppressed exceptions and, for
-     * an {@link SQLException}, its chain of next exceptions; at most 64 of them, each once.
-     */
-    private static boolean anyCause(Throwable failure, java.util.function.Predicate<Throwable> test) {
-        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        ArrayDeque<Throwable> pending = new ArrayDeque<>();
-        pending.add(failure);
-        while (!pending.isEmpty() && seen.size() < 64) {
-            Throwable t = pending.poll();
-            if (!seen.add(t)) {
-                continue;
-            }
-            if (test.test(t)) {
-                return true;
-            }
-            if (t instanceof SQLException sqlException && sqlException.getNextException() != null) {
-                pending.add(sqlException.getNextException());
-            }
-            if (t.getCause() != null) {
-                pending.add(t.getCause());
-            }
-            for (Throwable suppressed : t.getSuppressed()) {
-                pending.add(suppressed);
-            }
-        }
-        return false;
     }
 }
