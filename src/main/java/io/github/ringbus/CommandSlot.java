@@ -219,6 +219,15 @@ final class CommandSlot implements StageTimes {
     }
 
     /**
+     * True when the slot carries a message delivered to an aggregate outside a command (a deadline: see
+     * {@link MessageDelivery}), not a command: no command handler interceptors, no handle span, and any failure
+     * discards its events, as in the deadline manager's own Unit of Work.
+     */
+    boolean carriesDelivery() {
+        return handler instanceof MessageDelivery;
+    }
+
+    /**
      * True when the handler ran and its events are to be stored and published: an aggregate's command or a plain
      * handler's that published events.
      */

@@ -99,7 +99,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             }
             handler = slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
         }
-        if (spanFactory == null || slot.handler instanceof MessageDelivery) {
+        if (spanFactory == null || slot.carriesDelivery()) {
             handle(slot, handler);
         } else {
             handleTraced(slot, handler);
@@ -158,7 +158,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * on Axon's buses too); never for a message delivered outside a command.
      */
     private boolean interceptedDespite(Throwable failureBeforeHandler, CommandSlot slot) {
-        return !interceptors.isEmpty() && slot.handler != null && !(slot.handler instanceof MessageDelivery)
+        return !interceptors.isEmpty() && slot.handler != null && !slot.carriesDelivery()
                 && !(failureBeforeHandler instanceof NoHandlerForCommandException);
     }
 
@@ -182,7 +182,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
         try {
             // A message delivered to an aggregate outside a command (a deadline) is no command: the ring's command
             // handler interceptors do not see it (the deadline manager ran its own).
-            Object result = interceptors.isEmpty() || handler instanceof MessageDelivery
+            Object result = interceptors.isEmpty() || slot.carriesDelivery()
                     ? handler.handle(unitOfWork.getMessage())
                     : new DefaultInterceptorChain<>(unitOfWork, interceptors, handler).proceed();
             // Built here, while the Unit of Work is current, so that it carries its correlation data.
@@ -194,7 +194,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             slot.handlerFailure = failure;
             slot.result = asCommandResultMessage(failure);
             // A delivered message's events are discarded on any failure, as in the deadline manager's Unit of Work.
-            if (rollbackConfiguration.rollBackOn(failure) || slot.handler instanceof MessageDelivery) {
+            if (rollbackConfiguration.rollBackOn(failure) || slot.carriesDelivery()) {
                 rollBack(slot, failure);
                 return;
             }
