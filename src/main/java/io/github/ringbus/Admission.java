@@ -127,12 +127,12 @@ final class Admission {
                                                     + command.getCommandName() + "] was not handled")
                 : new ShutdownInProgressException("RingCommandBus is shut down; command ["
                                                           + command.getCommandName() + "] was not handled");
-        CommandCallback<?, ?> callersOwn = RingCommandBus.TracedCallback.callersOwn(callback);
+        CommandCallback<?, ?> callersOwn = TracedCallback.callersOwn(callback);
         if (callersOwn == LoggingCallback.INSTANCE || callersOwn == NoOpCallback.INSTANCE) {
             // Fire-and-forget: nobody hears of the refusal but the monitor and this log, which says it once a
             // second (a burst after shutdown would otherwise log a line per command).
             refusedFireAndForget.record(refusal);
-            fail(command, RingCommandBus.TracedCallback.replacingCallersOwn(callback, NoOpCallback.INSTANCE),
+            fail(command, TracedCallback.replacingCallersOwn(callback, NoOpCallback.INSTANCE),
                  monitorCallback, refusal);
             return;
         }

@@ -95,7 +95,7 @@ final class NestedDispatch {
             runInPlace(command, callback, handler, own);
             return true;
         }
-        if (RingCommandBus.TracedCallback.callersOwn(callback) instanceof Future || insideWaitingGatewayCall()) {
+        if (TracedCallback.callersOwn(callback) instanceof Future || insideWaitingGatewayCall()) {
             callback.onResult(command, asCommandResultMessage(refusal(command)));
             return true;
         }

@@ -16,6 +16,9 @@ import com.lmax.disruptor.ExceptionHandler;
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.WaitStrategy;
+import com.lmax.disruptor.YieldingWaitStrategy;
+import com.lmax.disruptor.SleepingWaitStrategy;
+import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.ProducerType;
 
@@ -40,7 +43,7 @@ import java.util.function.Function;
  * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus's
  * {@link RingLifecycle}. {@link #tryClaim} and {@link #handOver} may be called by any number of dispatchers.
  */
-final class Pipeline implements RingLifecycle.Stages {
+final class Pipeline implements RingStages {
 
     private static final Logger logger = LoggerFactory.getLogger(Pipeline.class);
 
@@ -157,11 +160,22 @@ final class Pipeline implements RingLifecycle.Stages {
         this.storingThreadNames = plan.storingThreadNames(settings.threadNamePrefix());
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
-                                         ProducerType.MULTI, settings.newWaitStrategy());
+                                         ProducerType.MULTI, waitStrategy(settings.waitStrategy()));
         disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
         plan.wireInto(disruptor);
         logger.debug("ringbus stages: {}", plan);
         this.ring = disruptor.getRingBuffer();
+    }
+
+    /** A new instance of the chosen wait strategy (the Disruptor's strategies keep state per ring). */
+    private static WaitStrategy waitStrategy(WaitStrategyChoice choice) {
+        return switch (choice) {
+            case BLOCKING -> AdaptiveWaitStrategy.blocking();
+            case YIELDING -> new YieldingWaitStrategy();
+            case BUSY_SPIN -> new BusySpinWaitStrategy();
+            case SLEEPING -> new SleepingWaitStrategy();
+            case ADAPTIVE -> new AdaptiveWaitStrategy();
+        };
     }
 
     private static StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,

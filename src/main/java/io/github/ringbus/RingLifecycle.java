@@ -43,27 +43,6 @@ final class RingLifecycle {
         STOPPED
     }
 
-    /** What the lifecycle starts and stops: the pipeline's stage threads. */
-    interface Stages {
-
-        /** Starts the stage threads. */
-        void start();
-
-        /**
-         * Waits until every command handed to the ring has completed, at most the timeout, then stops the stage
-         * threads and waits for them to end.
-         *
-         * @param timeoutNanos how long to wait for the ring to drain
-         */
-        void drainAndStop(long timeoutNanos) throws InterruptedException;
-
-        /**
-         * Completes every command left in the ring (with a shutdown failure), on the calling thread. Called once, when
-         * no dispatcher can hand a command over any more.
-         */
-        void completeUnfinished();
-    }
-
     private static final VarHandle STATE;
 
     static {
@@ -79,7 +58,7 @@ final class RingLifecycle {
     private volatile State state = State.NEW;
     /** Whether {@link #start()} started the stage threads; guarded by this. */
     private boolean stagesStarted;
-    private final Stages stages;
+    private final RingStages stages;
     private final long shutdownTimeoutNanos;
     private final Runnable afterStop;
 
@@ -88,7 +67,7 @@ final class RingLifecycle {
      * @param shutdownTimeout how long shutdown waits for dispatchers and the ring
      * @param afterStop       what else stops with the bus (runs once, on the shutting-down thread, after the ring)
      */
-    RingLifecycle(Stages stages, Duration shutdownTimeout, Runnable afterStop) {
+    RingLifecycle(RingStages stages, Duration shutdownTimeout, Runnable afterStop) {
         this.stages = stages;
         this.shutdownTimeoutNanos = shutdownTimeout.toNanos();
         this.afterStop = afterStop;

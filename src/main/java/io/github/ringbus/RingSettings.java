@@ -1,9 +1,5 @@
 package io.github.ringbus;
 
-import com.lmax.disruptor.BusySpinWaitStrategy;
-import com.lmax.disruptor.SleepingWaitStrategy;
-import com.lmax.disruptor.WaitStrategy;
-import com.lmax.disruptor.YieldingWaitStrategy;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.common.transaction.TransactionManager;
@@ -70,18 +66,5 @@ record RingSettings(EventStore eventStore,
      */
     RingEventStore splitStore() {
         return eventStore instanceof RingEventStore ringEventStore ? ringEventStore : null;
-    }
-
-    /**
-     * @return a new instance of the chosen wait strategy (the Disruptor's strategies keep state per ring)
-     */
-    WaitStrategy newWaitStrategy() {
-        return switch (waitStrategy) {
-            case BLOCKING -> AdaptiveWaitStrategy.blocking();
-            case YIELDING -> new YieldingWaitStrategy();
-            case BUSY_SPIN -> new BusySpinWaitStrategy();
-            case SLEEPING -> new SleepingWaitStrategy();
-            case ADAPTIVE -> new AdaptiveWaitStrategy();
-        };
     }
 }

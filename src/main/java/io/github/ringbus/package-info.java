@@ -11,18 +11,25 @@
  * <p>
  * Everything else here is the pipeline's machinery, package-private so that it can change without breaking anyone
  * (as the LMAX Disruptor keeps its {@code ProcessingSequenceBarrier}, and Axon its Disruptor bus, in one package).
- * It reads in this order:
- * <ul>
- *   <li>the ring and its topology, wired in one place: {@code Pipeline}; its slot, {@code CommandSlot};</li>
- *   <li>the stages, one class each: {@code PreloadStage}, {@code HandleStage}, {@code StoreStage},
- *       {@code PublishStage}, {@code CompleteStage};</li>
- *   <li>routing: {@code CommandRoutes} (handler, aggregate type, own-repository route of each command);</li>
- *   <li>aggregates on the ring: {@code RingRepository}, {@code AggregateHolder} (who owns an aggregate at each
- *       moment), {@code AggregateCache}, target resolution and snapshots;</li>
- *   <li>the Unit of Work of a slot, and commands dispatched from the pipeline's own threads:
- *       {@code SlotUnitOfWork}, {@code NestedDispatch}, {@code WholeCommandRunner};</li>
- *   <li>Axon configuration: {@code AggregateConfigurerSettings}, {@code OwnRepositoryAggregates}.</li>
- * </ul>
+ * It reads in layers, top to bottom, each using only the ones below it ({@code ArchitectureTest} keeps it so):
+ * <ol>
+ *   <li><b>the bus</b>: {@code RingCommandBus}, and what routes an Axon configuration's aggregates through it
+ *       ({@code RingbusConfigurerModule}, {@code OwnRepositoryAggregates});</li>
+ *   <li><b>the front door</b>: {@code Admission} (a slot for each command, or its refusal), {@code RingLifecycle} (the
+ *       gate dispatchers pass), {@code NestedDispatch} (commands sent from the ring's own threads),
+ *       {@code TracedCallback}, {@code RingAggregates};</li>
+ *   <li><b>the pipeline</b>: {@code Pipeline} with its {@code StagePlan} (the ring's shape, stated once), one class per
+ *       stage ({@code PreloadStage}, {@code HandleStage} and {@code WholeCommandRunner}, {@code StoreStage},
+ *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
+ *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy};</li>
+ *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
+ *       aggregates in memory ({@code RingRepository}, {@code AggregateHolder}: who owns an aggregate at each moment,
+ *       {@code AggregateCache}), routes ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
+ *   <li><b>the adapters</b> of what Axon does not make public: {@code AxonInternals}, {@code AggregateConfigurerSettings},
+ *       off-pipeline snapshots;</li>
+ *   <li>and, used by all, <b>the vocabulary</b>: settings ({@code RingSettings}, {@code Defaults}), the public enums,
+ *       exceptions and monitor types, the event store.</li>
+ * </ol>
  * The default topology ({@link io.github.ringbus.PublishMode#IN_TRANSACTION}):
  * <pre>
  *   dispatch --&gt; preload --&gt; handle --&gt; store (append + subscribers, one transaction) --&gt; complete --&gt; callback
@@ -39,8 +46,8 @@
  *   (cache / store) |  aggregate         appends events of many commands in one call
  * </pre>
  * A slot is claimed by a dispatcher, filled, and handed to the ring; each stage waits on the sequence of the stage(s)
- * before it; the dispatchers wait only on the complete stage, which frees the slot. Every field of a slot is written
- * by one stage and read by later ones, so the ring's sequences give every hand-off its memory ordering and the slots
+ * before it; the dispatchers wait only on the complete stage(s), which free the slot. Every field of a slot is set by
+ * one stage and read by later ones, so the ring's sequences give every hand-off its memory ordering and the slots
  * need no locks or volatile fields.
  * <p>
  * Handle stages: {@code n} instances run side by side over every slot, each handling only the slots whose segment

@@ -139,6 +139,80 @@ class ArchitectureTest {
         assertThat(strayWrites).as("writes to the slot's fields by a class that does not own them").isEmpty();
     }
 
+    /** The core package's layers, top to bottom (package-info.java reads in this order). */
+    private static final Map<String, Set<String>> CORE_LAYERS = new java.util.LinkedHashMap<>();
+
+    static {
+        CORE_LAYERS.put("Bus", Set.of("RingCommandBus", "RingbusConfigurerModule", "OwnRepositoryAggregates"));
+        CORE_LAYERS.put("Front door", Set.of("Admission", "RingLifecycle", "NestedDispatch", "TracedCallback",
+                                             "RingAggregates", "RefusalLog"));
+        CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
+                                           "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
+                                           "StoreShard", "StoreStage", "StoreFailures", "OneByOnePublish",
+                                           "PublishStage", "CompleteStage", "AdaptiveWaitStrategy"));
+        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
+                                            "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
+                                            "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
+                                            "PipelineThreads"));
+        CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AggregateConfigurerSettings", "OffPipelineSnapshots",
+                                           "OffPipelineSnapshotter"));
+        CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
+                                             "Backoff", "AnnotatedTargetResolver", "FullRingPolicy", "PublishMode",
+                                             "WaitStrategyChoice", "Topology", "RingFullException",
+                                             "CommitOutcomeUnknownException", "PipelineWaitException",
+                                             "PipelineMonitor", "StageTimes", "StoreBatchListener"));
+    }
+
+    @Test
+    void everyClassOfTheCorePackageIsInOneLayer() {
+        Set<String> placed = new TreeSet<>();
+        CORE_LAYERS.values().forEach(placed::addAll);
+        Set<String> core = new TreeSet<>();
+        for (JavaClass type : MAIN) {
+            if (type.getPackageName().equals("io.github.ringbus") && !type.getSimpleName().equals("package-info")
+                    && type.getEnclosingClass().isEmpty()) {
+                core.add(type.getSimpleName());
+            }
+        }
+        assertThat(placed).as("the layers name every top-level class of io.github.ringbus, and no other")
+                          .isEqualTo(core);
+    }
+
+    /**
+     * Each layer of the core package uses only the layers below it: the bus (and its Axon configuration support)
+     * over the front door (admission, lifecycle, nested dispatch), over the pipeline (the ring, its stages and
+     * threads), over the slot core (slot, Unit of Work, aggregates in memory, routes), over the adapters of Axon's
+     * internals; the vocabulary (settings, enums, exceptions, monitors, the event store) is used by all and uses
+     * none of them.
+     */
+    @Test
+    void eachLayerOfTheCorePackageUsesOnlyTheLayersBelowIt() {
+        List<String> names = new ArrayList<>(CORE_LAYERS.keySet());
+        com.tngtech.archunit.library.Architectures.LayeredArchitecture layers =
+                com.tngtech.archunit.library.Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers();
+        for (String layer : names) {
+            Set<String> members = CORE_LAYERS.get(layer);
+            layers = layers.layer(layer).definedBy(
+                    com.tngtech.archunit.base.DescribedPredicate.describe(
+                            layer, (JavaClass type) -> type.getPackageName().equals("io.github.ringbus")
+                                    && members.contains(outermost(type).getSimpleName())));
+        }
+        for (int i = 0; i < names.size(); i++) {
+            List<String> above = names.subList(0, i);
+            layers = i == 0 ? layers.whereLayer(names.get(i)).mayNotBeAccessedByAnyLayer()
+                    : layers.whereLayer(names.get(i)).mayOnlyBeAccessedByLayers(above.toArray(String[]::new));
+        }
+        layers.check(MAIN);
+    }
+
+    private static JavaClass outermost(JavaClass type) {
+        JavaClass outer = type;
+        while (outer.getEnclosingClass().isPresent()) {
+            outer = outer.getEnclosingClass().get();
+        }
+        return outer;
+    }
+
     @Test
     void packagesHaveNoCycles() {
         slices().matching("io.github.(ringbus).(**)").should().beFreeOfCycles().check(MAIN);

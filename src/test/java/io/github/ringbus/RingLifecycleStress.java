@@ -33,7 +33,7 @@ public final class RingLifecycleStress {
 
     /** A lifecycle not yet started whose stages do nothing. */
     static RingLifecycle idle() {
-        return new RingLifecycle(new RingLifecycle.Stages() {
+        return new RingLifecycle(new RingStages() {
             @Override
             public void start() {
             }

@@ -17,7 +17,7 @@ class RingLifecycleTest {
     /** Records what the lifecycle asked of the stages, and the state it was in when it asked. */
     private final List<String> steps = new CopyOnWriteArrayList<>();
     private RingLifecycle lifecycle;
-    private final RingLifecycle.Stages stages = new RingLifecycle.Stages() {
+    private final RingStages stages = new RingStages() {
         @Override
         public void start() {
             steps.add("start");
