@@ -67,6 +67,42 @@ class AdaptiveWaitStrategyTest {
         assertThat(stageThreads()).isEmpty();
     }
 
+    @Test
+    void everyStoreThreadOfAnIdleBusBlocksToo() throws Exception {
+        RingCommandBus shards = RingCommandBus.builder()
+                                              .eventStore(RingEventStore.builder()
+                                                                        .storageEngine(new InMemoryEventStorageEngine())
+                                                                        .build())
+                                              .waitStrategy(WaitStrategyChoice.ADAPTIVE)
+                                              .handlerThreads(1)
+                                              .storeThreads(3)
+                                              .threadNamePrefix("idle-shards")
+                                              .build();
+        shards.registerAggregate(Account.class);
+        shards.start();
+        try {
+            FutureCallback<Object, Object> opened = new FutureCallback<>();
+            shards.dispatch(asCommandMessage(new Open("a")), opened);
+            assertThat(opened.get(10, TimeUnit.SECONDS).isExceptional()).isFalse();
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<Thread> threads;
+            do {
+                Thread.sleep(10);
+                threads = Thread.getAllStackTraces().keySet().stream()
+                                .filter(thread -> thread.getName().startsWith("idle-shards-") && thread.isAlive()
+                                        && !thread.getName().endsWith("-snapshot"))
+                                .collect(Collectors.toList());
+            } while (!threads.stream().allMatch(thread -> thread.getState() == Thread.State.WAITING)
+                    && System.nanoTime() - deadline < 0);
+            assertThat(threads).as("preload, handle-0, store-complete-0..2").hasSize(5)
+                               .allMatch(thread -> thread.getState() == Thread.State.WAITING,
+                                         "blocked (WAITING) after 10 s idle");
+        } finally {
+            shards.shutdown();
+        }
+    }
+
     private Object send(Object command) throws Exception {
         FutureCallback<Object, Object> callback = new FutureCallback<>();
         bus.dispatch(asCommandMessage(command), callback);
