@@ -233,7 +233,7 @@ final class AggregateHolder<T> {
 
     private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
         return repository.handleInstanceCommand(
-                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()), command);
+                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion), command);
     }
 
     void created(EventSourcedAggregate<T> created) {
@@ -348,7 +348,7 @@ final class AggregateHolder<T> {
                 throw new IllegalStateException(
                         "Aggregate [" + identifier + "] applied an event outside a command handled by ringbus");
             }
-            slot.appliedEvents().add(event);
+            slot.events.add(event);
         }
 
         @Override

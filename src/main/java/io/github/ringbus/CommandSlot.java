@@ -173,41 +173,12 @@ final class CommandSlot implements StageTimes {
     }
 
     /**
-     * @return the aggregate this slot's command was routed to, or null
-     */
-    AggregateHolder<?> holder() {
-        return holder;
-    }
-
-    /**
      * Called by the repository while the handler runs, for a creation command that named no target identifier.
      *
      * @param holder the holder of the aggregate the handler created
      */
     void adoptCreatedAggregate(AggregateHolder<?> holder) {
         this.holder = holder;
-    }
-
-    /**
-     * @return the version the command expects its target aggregate to have, or null
-     */
-    Long expectedVersion() {
-        return expectedVersion;
-    }
-
-    /**
-     * @return the repository this slot's command was routed to, or null for a plain handler
-     */
-    RingRepository<?> repository() {
-        return repository;
-    }
-
-    /**
-     * @return the list the command's events (applied by its aggregate, or published on the event store) are
-     * collected in while the handler runs, in the order the handler produced them
-     */
-    ArrayList<EventMessage<?>> appliedEvents() {
-        return events;
     }
 
     /**

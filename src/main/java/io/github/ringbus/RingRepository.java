@@ -501,12 +501,12 @@ final class RingRepository<T> implements Repository<T> {
 
     @SuppressWarnings("unchecked")
     private AggregateHolder<T> ownHolder(CommandSlot slot) {
-        if (slot.repository() != this) {
+        if (slot.repository != this) {
             throw new IllegalStateException(
                     "Command [" + slot.commandName() + "] was not routed to aggregate type ["
                             + aggregateType.getSimpleName() + "]; its handler cannot use this repository");
         }
-        return (AggregateHolder<T>) slot.holder();
+        return (AggregateHolder<T>) slot.holder;
     }
 
     // --- outside the ring ---------------------------------------------------------------------------------------
