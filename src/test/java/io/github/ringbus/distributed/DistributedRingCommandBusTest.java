@@ -62,6 +62,11 @@ class DistributedRingCommandBusTest {
 
     private Configuration startNode(String name, int port, List<String> hosts, boolean localShortcut, String secret,
                                     Duration joinTimeout) {
+        return startNode(name, port, hosts, localShortcut, secret, joinTimeout, null);
+    }
+
+    private Configuration startNode(String name, int port, List<String> hosts, boolean localShortcut, String secret,
+                                    Duration joinTimeout, org.jgroups.JChannel channel) {
         Configuration node = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(engine).build())
                 .configureAggregate(Account.class)
@@ -81,7 +86,13 @@ class DistributedRingCommandBusTest {
                             .leaveGracePeriod(Duration.ofMillis(200))
                             .localShortcut(localShortcut)
                             .joinTimeout(joinTimeout);
-                    return (secret == null ? builder : builder.sharedSecret(secret)).build();
+                    if (secret != null) {
+                        builder.sharedSecret(secret);
+                    }
+                    if (channel != null) {
+                        builder.channel(channel);
+                    }
+                    return builder.build();
                 })
                 .start();
         nodes.add(node);
@@ -222,9 +233,17 @@ class DistributedRingCommandBusTest {
         Configuration b = startNode("b", portB, hosts, true, secret, Duration.ofSeconds(30));
         awaitMembers(a, 2);
 
-        // Refused by the cluster, the intruder either fails to start or stays a cluster of its own.
+        // Refused by the cluster, the intruder either fails to start or stays a cluster of its own. Its channel is
+        // ringbus's own stack with another secret; it gives up joining after two tries instead of JGroups' ten.
+        String wrongSecret = "another secret, not the cluster's";
+        org.jgroups.JChannel intruderChannel = JGroupsChannels.tcp(
+                DistributedRingCommandBus.builder().clusterName("test-" + hosts.hashCode()).bind("127.0.0.1", portC)
+                                         .initialHosts(hosts).sharedSecret(wrongSecret));
+        org.jgroups.protocols.pbcast.GMS intruderMembership =
+                intruderChannel.getProtocolStack().findProtocol(org.jgroups.protocols.pbcast.GMS.class);
+        intruderMembership.setMaxJoinAttempts(2);
         try {
-            startNode("intruder", portC, hosts, true, "another secret, not the cluster's", Duration.ofSeconds(5));
+            startNode("intruder", portC, hosts, true, wrongSecret, Duration.ofSeconds(5), intruderChannel);
         } catch (RuntimeException refused) {
             // its start failed: nothing joined
         }
