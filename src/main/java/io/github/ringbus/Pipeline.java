@@ -94,15 +94,14 @@ final class Pipeline implements RingStages {
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed), leftInterrupts);
-        @SuppressWarnings("unchecked")
-        EventHandler<CommandSlot>[] handle = new EventHandler[settings.handlerThreads()];
-        for (int segment = 0; segment < handle.length; segment++) {
-            handle[segment] = new StageGuard("handle-" + segment,
-                                             new HandleStage(segment, storeShards, handlerInterceptors,
-                                                             settings.rollbackConfiguration(), splitStore,
-                                                             settings.spanFactory(), timed,
-                                                             settings.transactionManager()),
-                                             leftInterrupts);
+        List<StagePlan.Stage> handlers = new ArrayList<>();
+        for (int segment = 0; segment < settings.handlerThreads(); segment++) {
+            handlers.add(StagePlan.stage("handle-" + segment, new StageGuard(
+                    "handle-" + segment, new HandleStage(segment, storeShards, handlerInterceptors,
+                                                         settings.rollbackConfiguration(), splitStore,
+                                                         settings.spanFactory(), timed,
+                                                         settings.transactionManager()),
+                    leftInterrupts)));
         }
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
         // publishes after its store: only what was stored, whatever the mode.
@@ -120,16 +119,12 @@ final class Pipeline implements RingStages {
                                                        leftInterrupts) : null,
                     new StageGuard("complete" + suffix, completeStage, leftInterrupts), settings.ringSize())));
         }
-        List<StagePlan.Stage> handlers = new ArrayList<>();
-        for (int segment = 0; segment < handle.length; segment++) {
-            handlers.add(StagePlan.stage("handle-" + segment, handle[segment]));
-        }
         EventHandler<CommandSlot> store = null;
         StagePlan plan;
         // The topology, in one statement each:
         if (compact) {
             // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
-            plan = StagePlan.first(StagePlan.stage("preload-handle", new PreloadThenHandle(preload, handle[0])))
+            plan = StagePlan.first(StagePlan.stage("preload-handle", new PreloadThenHandle(preload, handlers.get(0).handler())))
                             .then(shards);
         } else if (storeCompletes) {
             // preload -> handle[0..n) -> shard[0..k) (store -> [publish] -> complete), one shard per share of the

@@ -547,14 +547,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        private int chosenStoreThreads(Topology chosenTopology) {
+        private int chosenStoreThreads(Topology chosenTopology, int defaultStoreThreads) {
             if (storeThreads != 0) {
                 check(chosenTopology != Topology.COMPACT || storeThreads == 1,
                       "topology COMPACT runs one store thread, but storeThreads is " + storeThreads
                               + ": set storeThreads(1), or topology FULL");
                 return storeThreads;
             }
-            return chosenTopology == Topology.COMPACT ? 1 : Defaults.storeThreads(eventStore, transactionManager);
+            return chosenTopology == Topology.COMPACT ? 1 : defaultStoreThreads;
         }
 
         /**
@@ -567,10 +567,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             return this;
         }
 
-        private Topology chosenTopology() {
+        private Topology chosenTopology(int storeThreadsWanted) {
             if (topology == null) {
-                return Defaults.topology(handlerThreads, storeThreads == 0
-                        ? Defaults.storeThreads(eventStore, transactionManager) : storeThreads);
+                return Defaults.topology(handlerThreads, storeThreadsWanted);
             }
             check(topology != Topology.COMPACT || handlerThreads == 1,
                   "topology COMPACT runs one handler thread, but handlerThreads is " + handlerThreads
@@ -757,9 +756,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             SnapshotTriggerDefinition busTrigger = snapshotter != null
                     ? new EventCountSnapshotTriggerDefinition(snapshotter, snapshotThreshold)
                     : snapshotTriggerDefinition;
-            Topology chosenTopology = chosenTopology();
+            int defaultStoreThreads = Defaults.storeThreads(eventStore, transactionManager);
+            Topology chosenTopology = chosenTopology(storeThreads != 0 ? storeThreads : defaultStoreThreads);
             return new RingCommandBus(new RingSettings(
-                    eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology), chosenTopology,
+                    eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology, defaultStoreThreads),
+                    chosenTopology,
                     waitStrategy, fullRingPolicy,
                     fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver,
                     transactionManager, rollbackConfiguration,

@@ -51,33 +51,18 @@ class PostgresStoreShardsTest extends OnPostgres {
             int accountsEach = 3;
             int depositsEach = 150;
             Map<String, List<Long>> sent = new ConcurrentHashMap<>();
-            List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
             for (int d = 0; d < dispatchers; d++) {
                 for (int a = 0; a < accountsEach; a++) {
                     ring.sendAndWait(new Open("order-" + d + "-" + a));
                 }
             }
-            List<Thread> threads = new ArrayList<>();
-            for (int d = 0; d < dispatchers; d++) {
-                int dispatcher = d;
-                List<CompletableFuture<CommandResultMessage<Object>>> mine = new ArrayList<>();
-                threads.add(new Thread(() -> {
-                    for (int i = 0; i < depositsEach * accountsEach; i++) {
+            List<CompletableFuture<CommandResultMessage<Object>>> results = sendFromDispatchers(
+                    ring, dispatchers, depositsEach * accountsEach, (dispatcher, i) -> {
                         String account = "order-" + dispatcher + "-" + (i % accountsEach);
                         long amount = i + 1;
                         sent.computeIfAbsent(account, k -> new ArrayList<>()).add(amount);
-                        mine.add(ring.send(new Deposit(account, amount)));
-                    }
-                    synchronized (results) {
-                        results.addAll(mine);
-                    }
-                }));
-            }
-            threads.forEach(Thread::start);
-            for (Thread thread : threads) {
-                thread.join();
-            }
-            CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+                        return new Deposit(account, amount);
+                    });
             assertThat(results).allSatisfy(r -> assertThat(r.join().isExceptional())
                     .as("%s", r.join().optionalExceptionResult()).isFalse());
 
@@ -209,25 +194,8 @@ class PostgresStoreShardsTest extends OnPostgres {
                 for (int a = 0; a < 40; a++) {
                     ring.sendAndWait(new Open("tracked-" + a));
                 }
-                List<Thread> threads = new ArrayList<>();
-                List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
-                for (int d = 0; d < dispatchers; d++) {
-                    int dispatcher = d;
-                    threads.add(new Thread(() -> {
-                        List<CompletableFuture<CommandResultMessage<Object>>> mine = new ArrayList<>();
-                        for (int i = 0; i < perDispatcher; i++) {
-                            mine.add(ring.send(new Deposit("tracked-" + ((dispatcher * 7 + i) % 40), 1)));
-                        }
-                        synchronized (results) {
-                            results.addAll(mine);
-                        }
-                    }));
-                }
-                threads.forEach(Thread::start);
-                for (Thread thread : threads) {
-                    thread.join();
-                }
-                CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+                sendFromDispatchers(ring, dispatchers, perDispatcher,
+                                    (dispatcher, i) -> new Deposit("tracked-" + ((dispatcher * 7 + i) % 40), 1));
 
                 Set<String> stored = storedEventIdentifiers();
                 assertThat(stored).hasSize(40 + dispatchers * perDispatcher);
@@ -289,6 +257,36 @@ class PostgresStoreShardsTest extends OnPostgres {
                                   .hasSizeLessThan(7);
             }
         }
+    }
+
+    /**
+     * Sends commands from several threads at once, each its own sequence, and waits until every one completed.
+     *
+     * @return the outcomes, each thread's in the order it sent them
+     */
+    private static List<CompletableFuture<CommandResultMessage<Object>>> sendFromDispatchers(
+            PostgresRing ring, int dispatchers, int perDispatcher,
+            java.util.function.BiFunction<Integer, Integer, Object> command) throws Exception {
+        List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int d = 0; d < dispatchers; d++) {
+            int dispatcher = d;
+            threads.add(new Thread(() -> {
+                List<CompletableFuture<CommandResultMessage<Object>>> mine = new ArrayList<>();
+                for (int i = 0; i < perDispatcher; i++) {
+                    mine.add(ring.send(command.apply(dispatcher, i)));
+                }
+                synchronized (results) {
+                    results.addAll(mine);
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+        return results;
     }
 
     /** An account identifier, starting with the prefix, whose events the given store thread stores. */
