@@ -149,9 +149,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 if (slot.storeFailure == null) {
                     slot.storeFailure = new CommitOutcomeUnknownException(
                             "ringbus failed while storing command [" + slot.commandName() + "]: " + bug, bug);
-                    if (slot.holder != null) {
-                        slot.holder.poison(slot.generation);
-                    }
+                    poison(slot);
                 }
             }
         } finally {
@@ -366,9 +364,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
             slot.storeFailure = failure;
-            if (slot.holder != null) {
-                slot.holder.poison(slot.generation);
-            }
+            poison(slot);
         }
     }
 
