@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks;
 
+import io.github.ringbus.PipelineMonitor;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.Topology;
@@ -43,6 +44,20 @@ public final class RingBusFactory {
                              .handlerThreads(1)
                              .topology(topology)
                              .waitStrategy(waitStrategy)
+                             .build();
+    }
+
+    /** ringbus with one handler thread, the given topology and wait strategy, and a monitor of its stages. */
+    public static RingCommandBus withMonitor(EventStore eventStore, TransactionManager transactions,
+                                             Topology topology, WaitStrategyChoice waitStrategy,
+                                             PipelineMonitor monitor) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .handlerThreads(1)
+                             .topology(topology)
+                             .waitStrategy(waitStrategy)
+                             .pipelineMonitor(monitor)
                              .build();
     }
 

@@ -151,12 +151,18 @@ public final class Summary {
         if (only.contains("roundtrip") && Files.exists(roundTrip)) {
             files.add("roundtrip.json");
             md.append("## `sendAndWait` round trip from one thread (µs, lower is better)\n\n");
-            md.append("| bus | p50 | p99 | p99.9 | p50 × simple | p99 × simple | samples |\n|---|---:|---:|---:|---:|---:|---:|\n");
+            md.append("| bus | p50 | p99 | p99.9 | p50 × simple | p99 × simple | p50 × floor | samples |\n"
+                      + "|---|---:|---:|---:|---:|---:|---:|---:|\n");
             JsonNode all = new ObjectMapper().readTree(roundTrip.toFile());
             JsonNode simple = null;
+            // HandOffFloorBenchmark with two hops: an empty COMPACT ring, what waking the threads alone costs.
+            JsonNode floor = null;
             for (JsonNode result : all) {
                 if (SIMPLE.equals(result.path("params").path("bus").asText())) {
                     simple = result.path("primaryMetric").path("scorePercentiles");
+                }
+                if ("2".equals(result.path("params").path("hops").asText())) {
+                    floor = result.path("primaryMetric").path("scorePercentiles");
                 }
             }
             for (JsonNode result : all) {
@@ -169,14 +175,19 @@ public final class Summary {
                         }
                     }
                 }
-                md.append(String.format("| %s | %.2f | %.2f | %.1f | %s | %s | %,d |%n",
-                        result.path("params").path("bus").asText(),
+                String name = result.path("params").has("hops")
+                        ? "floor: an empty ring, " + result.path("params").path("hops").asText() + " hop(s)"
+                        : result.path("params").path("bus").asText();
+                md.append(String.format("| %s | %.2f | %.2f | %.1f | %s | %s | %s | %,d |%n",
+                        name,
                         percentiles.path("50.0").asDouble(), percentiles.path("99.0").asDouble(),
                         percentiles.path("99.9").asDouble(),
                         simple == null ? "n/a" : String.format("%.2f", percentiles.path("50.0").asDouble()
                                                                        / simple.path("50.0").asDouble()),
                         simple == null ? "n/a" : String.format("%.2f", percentiles.path("99.0").asDouble()
                                                                        / simple.path("99.0").asDouble()),
+                        floor == null ? "n/a" : String.format("%.2f", percentiles.path("50.0").asDouble()
+                                                                      / floor.path("50.0").asDouble()),
                         samples));
             }
             md.append('\n');
