@@ -193,6 +193,38 @@ final class AggregateHolder<T> {
     }
 
     /**
+     * Restores the state before a command that ran in place on this aggregate from another command's handler
+     * ({@link NestedDispatch}) and failed, its events discarded: the store's state, the events handled but not yet
+     * stored, then this aggregate's events among {@code kept} (those of earlier commands run in place from the same
+     * handler, which stay with it). Stays bound to the other command's slot when such an earlier command changed it
+     * ({@code stillBorrowed}); otherwise it is unbound, as after any failed command.
+     *
+     * @param discarded the failed command's events (this aggregate's and any others)
+     * @param kept      the events the other command's slot keeps
+     * @throws Exception when the store cannot be read
+     */
+    void inPlaceCommandRolledBack(List<? extends EventMessage<?>> discarded, List<? extends EventMessage<?>> kept,
+                                  boolean stillBorrowed) throws Exception {
+        try {
+            if (ownsAny(discarded)) {
+                List<DomainEventMessage<?>> replay = new ArrayList<>(unstored);
+                for (int i = 0; i < kept.size(); i++) {
+                    if (owns(kept.get(i))) {
+                        replay.add((DomainEventMessage<?>) kept.get(i));
+                    }
+                }
+                aggregate = repository.readFromStore(identifier, this, replay);
+                aggregateBeforeCommand = aggregate;
+            }
+        } finally {
+            if (!stillBorrowed) {
+                slot = null;
+                aggregateBeforeCommand = null;
+            }
+        }
+    }
+
+    /**
      * Whether the event is one of this aggregate's: a domain event with this aggregate's identifier and type. A
      * command's events may also hold events the handler published on the event bus, and (later) events of other
      * aggregates it created; each holder's bookkeeping considers only its own.

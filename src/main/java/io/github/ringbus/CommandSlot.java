@@ -48,6 +48,8 @@ final class CommandSlot implements StageTimes {
     CommandCallback<Object, Object> callback;
     MessageMonitor.MonitorCallback monitorCallback;
     long dispatchedNanos;
+    /** The slot's ring sequence, for as long as it holds this command. */
+    long sequence;
     /**
      * True once a thread has taken the command on to complete it. Reset only when the slot is filled with its next
      * command ({@link #fill}), never by {@link #clear()}: a late claim on a slot that was completed and cleared must
@@ -103,6 +105,18 @@ final class CommandSlot implements StageTimes {
     boolean rolledBack;
     /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
     int generation;
+    /**
+     * The other aggregates that commands sent and waited for from this command's handler ran on, in place, on this
+     * thread ({@link NestedDispatch}): their events are among {@link #events}, and they succeed, roll back, are
+     * stored or are given up with this command. Each stays bound to this slot until its handler is done. Written by
+     * the handle stage through {@link #borrow}; empty for nearly every command (preallocated, so nothing is allocated
+     * per command).
+     */
+    private final ArrayList<AggregateHolder<?>> borrowed = new ArrayList<>(2);
+    /** The generation of each {@link #borrowed} holder its events were applied to, at the same index. */
+    private final ArrayList<Integer> borrowedGenerations = new ArrayList<>(2);
+    /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
+    private AggregateHolder<?> inPlaceTarget;
     long handledNanos;
     /**
      * The store shard (store thread) that stores and completes this command: its aggregate's
@@ -126,11 +140,12 @@ final class CommandSlot implements StageTimes {
      * (which orders these plain writes before every stage's reads). Every field is reset first: what the last
      * command left in the slot (normally nothing, as completion clears it) never reaches the next one.
      */
-    void fill(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+    void fill(long sequence, CommandMessage<?> command, CommandCallback<Object, Object> callback,
               MessageMonitor.MonitorCallback monitorCallback) {
         clear();
         unitOfWork.forget();
         storeShard = 0; // not by clear(): see the field
+        this.sequence = sequence;
         this.command = command;
         this.callback = callback;
         this.monitorCallback = monitorCallback;
@@ -282,6 +297,104 @@ final class CommandSlot implements StageTimes {
         return publishFailure;
     }
 
+    // --- aggregates of commands run in place from this command's handler (handle stage) ----------------------------
+
+    /**
+     * A command for another aggregate, sent and waited for from this command's handler, runs in place on that
+     * aggregate: until {@link #inPlaceDone}, the repository hands its handler that aggregate.
+     */
+    void runInPlaceOn(AggregateHolder<?> target) {
+        inPlaceTarget = target;
+    }
+
+    void inPlaceDone() {
+        inPlaceTarget = null;
+    }
+
+    /** @return the aggregate of the command running in place from this command's handler, or null */
+    AggregateHolder<?> inPlaceTarget() {
+        return inPlaceTarget;
+    }
+
+    /**
+     * Records that a command run in place changed {@code other}, in its state of {@code otherGeneration}: from now on
+     * it shares this command's fate.
+     */
+    void borrow(AggregateHolder<?> other, int otherGeneration) {
+        int index = borrowed.indexOf(other);
+        if (index < 0) {
+            borrowed.add(other);
+            borrowedGenerations.add(otherGeneration);
+        } else {
+            borrowedGenerations.set(index, otherGeneration);
+        }
+    }
+
+    /** @return whether a command run in place from this command's handler already changed {@code other} */
+    boolean hasBorrowed(AggregateHolder<?> other) {
+        return borrowed.contains(other);
+    }
+
+    /** This command succeeded: the borrowed aggregates record their events as handled and not yet stored. */
+    void borrowedSucceeded() {
+        for (int i = 0; i < borrowed.size(); i++) {
+            borrowed.get(i).commandSucceeded(events);
+        }
+    }
+
+    /**
+     * This command failed and its events are discarded: each borrowed aggregate is restored to its state before the
+     * commands run in place; one that cannot be restored is given up (its generation poisoned), and why is added to
+     * {@code failure}.
+     */
+    void borrowedRolledBack(Throwable failure) {
+        for (int i = borrowed.size() - 1; i >= 0; i--) {
+            AggregateHolder<?> other = borrowed.get(i);
+            try {
+                other.commandRolledBack(events);
+            } catch (Throwable restoreFailure) {
+                failure.addSuppressed(restoreFailure);
+                other.poison(borrowedGenerations.get(i));
+            }
+        }
+    }
+
+    /**
+     * @return the aggregate whose state this command's events were built on and which the store gave up (an earlier
+     * command's events of it failed to be stored), or null; store stage
+     */
+    AggregateHolder<?> builtOnGivenUpState() {
+        if (holder != null && holder.isPoisoned(generation)) {
+            return holder;
+        }
+        for (int i = 0; i < borrowed.size(); i++) {
+            if (borrowed.get(i).isPoisoned(borrowedGenerations.get(i))) {
+                return borrowed.get(i);
+            }
+        }
+        return null;
+    }
+
+    /** This command's events failed to be stored: every aggregate they belong to is given up. Store stage. */
+    void poisonAggregates() {
+        if (holder != null) {
+            holder.poison(generation);
+        }
+        for (int i = 0; i < borrowed.size(); i++) {
+            borrowed.get(i).poison(borrowedGenerations.get(i));
+        }
+    }
+
+    /** This command's events are committed: each aggregate records its last stored event. Store stage. */
+    void aggregatesStored() {
+        if (holder != null) {
+            holder.stored(events);
+        }
+        for (int i = 0; i < borrowed.size(); i++) {
+            borrowed.get(i).stored(events);
+        }
+    }
+
     /** Drops every reference the slot holds, so a finished command's objects can be collected. */
     void clear() {
         command = null;
@@ -300,6 +413,9 @@ final class CommandSlot implements StageTimes {
         handlerFailure = null;
         rolledBack = false;
         generation = 0;
+        borrowed.clear();
+        borrowedGenerations.clear();
+        inPlaceTarget = null;
         storeFailure = null;
         publishFailure = null;
         dispatchedNanos = 0;

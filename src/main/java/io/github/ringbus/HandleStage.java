@@ -250,6 +250,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
         if (holder != null) {
             holder.commandSucceeded(slot.events);
         }
+        slot.borrowedSucceeded();
         slot.unitOfWork.pause();
     }
 
@@ -270,6 +271,8 @@ final class HandleStage implements EventHandler<CommandSlot> {
             failure.addSuppressed(restoreFailure);
             holder.poison(slot.generation);
         } finally {
+            // Aggregates that commands run in place from this handler changed lose those changes with it.
+            slot.borrowedRolledBack(failure);
             slot.events.clear();
             try {
                 slot.unitOfWork.rollback(failure);

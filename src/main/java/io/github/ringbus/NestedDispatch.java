@@ -3,6 +3,7 @@ package io.github.ringbus;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.messaging.DefaultInterceptorChain;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
@@ -11,10 +12,13 @@ import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.axonframework.modelling.command.AggregateNotFoundException;
 import org.axonframework.monitoring.MessageMonitor;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
@@ -26,11 +30,13 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * <ul>
  *     <li><b>In place</b>, at once, on the dispatching thread, in a Unit of Work nested in the current one (as Axon's
  *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;
- *     and, from a handler thread inside a command, a command for the very aggregate that command targets (this thread
- *     owns it). Its applied events join the current command's, in order, and are stored with them; if the outer
- *     command fails, they are discarded with it. A nested command of the same aggregate that fails after applying
- *     events fails the outer command too (its events cannot be taken back alone). A command nobody handles fails at
- *     once.</li>
+ *     from a handler thread inside a command, a command for the very aggregate that command targets (this thread
+ *     owns it); and, waited for from the one handler thread of {@link Topology#COMPACT} (which owns every aggregate),
+ *     an instance command for another aggregate none of whose commands is ahead of it in the ring. Its applied events
+ *     join the current command's, in order, and are stored with them; if the outer command fails, they are discarded
+ *     with it. A nested command of the same aggregate that fails after applying events fails the outer command too
+ *     (its events cannot be taken back alone); one of another aggregate is taken back alone. A command nobody
+ *     handles fails at once.</li>
  *     <li><b>Refused</b>, at once, through its callback with a {@link PipelineWaitException} and not dispatched: any
  *     other command that is being waited for, i.e. dispatched by {@code CommandGateway.sendAndWait} or with a callback
  *     that is a {@link Future} (Axon's {@code FutureCallback}).</li>
@@ -50,6 +56,10 @@ final class NestedDispatch {
     private final List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors;
     private final MessageMonitor<? super CommandMessage<?>> messageMonitor;
     private final RollbackConfiguration rollbackConfiguration;
+    /** The ring, to see which commands are ahead of a command run in place. */
+    private final Pipeline pipeline;
+    /** True when the one handler thread also preloads, and so owns every aggregate and the cache ({@code COMPACT}). */
+    private final boolean handlerThreadOwnsEveryAggregate;
 
     /**
      * @param routes                the bus's handlers and aggregate routes
@@ -57,17 +67,23 @@ final class NestedDispatch {
      * @param handlerInterceptors   the bus's handler interceptors (live list)
      * @param messageMonitor        the bus's message monitor
      * @param rollbackConfiguration which handler exceptions roll a command back
+     * @param pipeline              the ring
+     * @param handlerThreadOwnsEveryAggregate true when the one handler thread also preloads ({@code COMPACT})
      */
     NestedDispatch(CommandRoutes routes,
-                          UnaryOperator<CommandMessage<?>> dispatchInterceptors,
-                          List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
-                          MessageMonitor<? super CommandMessage<?>> messageMonitor,
-                          RollbackConfiguration rollbackConfiguration) {
+                   UnaryOperator<CommandMessage<?>> dispatchInterceptors,
+                   List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors,
+                   MessageMonitor<? super CommandMessage<?>> messageMonitor,
+                   RollbackConfiguration rollbackConfiguration,
+                   Pipeline pipeline,
+                   boolean handlerThreadOwnsEveryAggregate) {
         this.routes = routes;
         this.dispatchInterceptors = dispatchInterceptors;
         this.handlerInterceptors = handlerInterceptors;
         this.messageMonitor = messageMonitor;
         this.rollbackConfiguration = rollbackConfiguration;
+        this.pipeline = pipeline;
+        this.handlerThreadOwnsEveryAggregate = handlerThreadOwnsEveryAggregate;
     }
 
     /**
@@ -96,17 +112,115 @@ final class NestedDispatch {
             return true;
         }
         if (TracedCallback.callersOwn(callback) instanceof Future || insideWaitingGatewayCall()) {
-            callback.onResult(command, asCommandResultMessage(refusal(command)));
+            String notHere = runOnAnotherAggregate(command, callback, handler, route);
+            if (notHere != null) {
+                callback.onResult(command, asCommandResultMessage(refusal(command, notHere)));
+            }
             return true;
         }
         return false;
     }
 
     /**
-     * The slot of the command being handled on this thread, if the command targets the same aggregate; else null.
-     * The slot's Unit of Work is current and not yet past prepare-commit only on the handler thread handling it.
+     * Runs a waited-for command for another aggregate in place, on the handler thread, inside the command being
+     * handled there, as SimpleCommandBus runs a nested command: when this thread owns every aggregate and their
+     * cache ({@link Topology#COMPACT}: one handler thread that also preloads), and no command for that aggregate
+     * dispatched earlier is still ahead of it in the ring (running this one first would change their order). The
+     * command runs on the aggregate's state in the ring (every command of it handled so far), its events join the
+     * outer command's, and the aggregate shares the outer command's fate from then on: stored in its transaction,
+     * restored if it fails, given up if its events fail to be stored ({@link CommandSlot#borrow}). If the nested
+     * command itself fails, its events are discarded and the aggregate restored; the outer command goes on.
+     *
+     * @return null when the command ran (its callback was called), otherwise why it cannot run here
      */
-    private static CommandSlot slotOfOwnAggregate(CommandRoutes.AggregateRoute route, CommandMessage<?> command) {
+    private String runOnAnotherAggregate(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                                         MessageHandler<? super CommandMessage<?>> handler,
+                                         CommandRoutes.AggregateRoute route) {
+        CommandSlot outer = slotHandledOnThisThread();
+        if (outer == null) {
+            return "it was not sent from the handler of a command whose events ringbus stores (but from a "
+                    + "subscribing event handler, a callback, or a state-stored aggregate's handler)";
+        }
+        if (!handlerThreadOwnsEveryAggregate) {
+            return "with several handler threads (or the FULL topology) another thread owns that aggregate";
+        }
+        if (route.createsAggregate()) {
+            return "it may create its aggregate, which ringbus runs in place only through AggregateLifecycle.createNew";
+        }
+        RingRepository<?> repository = route.repository();
+        String target;
+        try {
+            target = repository.targetResolver().resolveTarget(command).getIdentifier();
+        } catch (RuntimeException unresolvable) {
+            // Its handler fails the same way, touching no aggregate: as on SimpleCommandBus.
+            runInPlace(command, callback, handler, null);
+            return null;
+        }
+        if (pipeline.anyPublishedAfter(outer.sequence, queued -> mayTarget(queued, repository, target))) {
+            return "a command for aggregate [" + target + "] dispatched before it is still in the ring, and running "
+                    + "this one first would change their order";
+        }
+        AggregateHolder<?> holder;
+        int generation;
+        try {
+            holder = repository.preload(target, false, false, outer.sequence);
+            if (holder == null) {
+                throw new AggregateNotFoundException(target, "The aggregate was not found in the event store");
+            }
+            generation = holder.beginCommand(outer);
+        } catch (Exception notReadable) {
+            fail(command, callback, notReadable);
+            return null;
+        }
+        boolean changedBefore = outer.hasBorrowed(holder);
+        int eventsBefore = outer.events.size();
+        outer.runInPlaceOn(holder);
+        try {
+            // The aggregate's bookkeeping is done before the callback tells the waiting handler the outcome.
+            runInPlace(command, callback, handler, null, result -> {
+                outer.inPlaceDone();
+                if (result.isExceptional() && rollbackConfiguration.rollBackOn(result.exceptionResult())) {
+                    List<EventMessage<?>> added = outer.events.subList(eventsBefore, outer.events.size());
+                    List<EventMessage<?>> discarded = new ArrayList<>(added);
+                    added.clear();
+                    try {
+                        holder.inPlaceCommandRolledBack(discarded, outer.events, changedBefore);
+                    } catch (Exception restoreFailure) {
+                        // Not restored: given up, so that its next command reads it from the store.
+                        result.exceptionResult().addSuppressed(restoreFailure);
+                        holder.poison(generation);
+                    }
+                } else {
+                    outer.borrow(holder, generation);
+                }
+            });
+        } finally {
+            outer.inPlaceDone();
+        }
+        return null;
+    }
+
+    /**
+     * Whether a command already in the ring may be for the given aggregate: it is for that aggregate type and its
+     * target is that identifier, or cannot be resolved.
+     */
+    private boolean mayTarget(CommandMessage<?> queued, RingRepository<?> repository, String target) {
+        if (queued == null) {
+            return false;
+        }
+        CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(queued.getCommandName());
+        if (route == null || route.repository() != repository) {
+            return false;
+        }
+        try {
+            return target.equals(repository.targetResolver().resolveTarget(queued).getIdentifier());
+        } catch (RuntimeException unresolvable) {
+            return true;
+        }
+    }
+
+    /** The slot whose command's handler runs on this thread now, or null on any other thread. */
+    private static CommandSlot slotHandledOnThisThread() {
         if (!CurrentUnitOfWork.isStarted()) {
             return null;
         }
@@ -115,7 +229,24 @@ final class NestedDispatch {
                 || (root.phase() != UnitOfWork.Phase.STARTED && root.phase() != UnitOfWork.Phase.PREPARE_COMMIT)) {
             return null;
         }
-        CommandSlot slot = ((SlotUnitOfWork) root).slot();
+        return ((SlotUnitOfWork) root).slot();
+    }
+
+    private void fail(CommandMessage<?> command, CommandCallback<Object, Object> callback, Throwable failure) {
+        CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
+        messageMonitor.onMessageIngested(intercepted).reportFailure(failure);
+        callback.onResult(intercepted, asCommandResultMessage(failure));
+    }
+
+    /**
+     * The slot of the command being handled on this thread, if the command targets the same aggregate; else null.
+     * The slot's Unit of Work is current and not yet past prepare-commit only on the handler thread handling it.
+     */
+    private static CommandSlot slotOfOwnAggregate(CommandRoutes.AggregateRoute route, CommandMessage<?> command) {
+        CommandSlot slot = slotHandledOnThisThread();
+        if (slot == null) {
+            return null;
+        }
         AggregateHolder<?> holder = slot.holder;
         if (holder == null || holder.identifier() == null || slot.repository != route.repository()) {
             return null;
@@ -131,6 +262,17 @@ final class NestedDispatch {
     /** Runs the command now, on this thread, as SimpleCommandBus would; a null handler fails it as not handled. */
     private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
                             MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer) {
+        runInPlace(command, callback, handler, outer, result -> {
+        });
+    }
+
+    /**
+     * As {@link #runInPlace(CommandMessage, CommandCallback, MessageHandler, CommandSlot)}, giving the command's
+     * result to {@code beforeCallback} once the command is done and before its callback is called.
+     */
+    private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                            MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
+                            Consumer<ResultMessage<?>> beforeCallback) {
         CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
         MessageMonitor.MonitorCallback monitor = messageMonitor.onMessageIngested(intercepted);
         ResultMessage<?> result;
@@ -152,6 +294,7 @@ final class NestedDispatch {
         } else {
             monitor.reportSuccess();
         }
+        beforeCallback.accept(result);
         callback.onResult(intercepted, asCommandResultMessage(result));
     }
 
@@ -176,14 +319,16 @@ final class NestedDispatch {
                         && CommandGateway.class.isAssignableFrom(frame.getDeclaringClass())));
     }
 
-    private static PipelineWaitException refusal(CommandMessage<?> command) {
+    private static PipelineWaitException refusal(CommandMessage<?> command, String notInPlace) {
         return new PipelineWaitException(
                 "Command [" + command.getCommandName() + "] was not dispatched: it was sent from ringbus pipeline "
                         + "thread [" + Thread.currentThread().getName() + "] and waited for (sendAndWait, or a "
                         + "callback that is a Future), but it can only complete after this thread has finished its "
-                        + "current work, so waiting would hang the bus. On a pipeline thread a command can be waited "
-                        + "for only when it runs in place: a command for a plain (non-aggregate) handler, or, inside "
-                        + "a command handler, a command for the aggregate that command targets. Otherwise send it "
+                        + "current work, so waiting would hang the bus, and it cannot run in place: " + notInPlace
+                        + ". On a pipeline thread a command can be waited for when it runs in place: a command for a "
+                        + "plain (non-aggregate) handler; inside a command handler, a command for the aggregate that "
+                        + "command targets; and, on one handler thread (the COMPACT topology), an instance command "
+                        + "for another aggregate with none of its commands ahead in the ring. Otherwise send it "
                         + "without waiting (commandGateway.send(...) or a callback), or dispatch it from a thread of "
                         + "your own.");
     }

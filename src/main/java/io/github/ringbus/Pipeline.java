@@ -24,6 +24,7 @@ import com.lmax.disruptor.dsl.ProducerType;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -226,13 +227,32 @@ final class Pipeline implements RingStages {
         // would stop at it. Filling runs no user code.
         try {
             CommandSlot slot = ring.get(sequence);
-            slot.fill(command, callback, monitorCallback);
+            slot.fill(sequence, command, callback, monitorCallback);
             if (timed) {
                 slot.dispatchedNanos = System.nanoTime();
             }
         } finally {
             ring.publish(sequence);
         }
+    }
+
+    /**
+     * Whether a command published after the given sequence matches: for a command that a handler sends and waits
+     * for, which runs in place only if no command of its aggregate dispatched before it is still ahead of it in the
+     * ring. A slot claimed but not yet published holds a command dispatched at the same time, in no order with it.
+     * Handler thread only, while it handles the command at {@code sequence}: no slot after it can be reused.
+     *
+     * @param sequence the sequence of the command being handled
+     * @param matches  tests a command waiting in the ring
+     */
+    boolean anyPublishedAfter(long sequence, Predicate<CommandMessage<?>> matches) {
+        long claimed = ring.getCursor();
+        for (long next = sequence + 1; next <= claimed; next++) {
+            if (ring.isAvailable(next) && matches.test(ring.get(next).command)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the number of free slots */

@@ -119,7 +119,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), snapshots::close);
         this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
         this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),
-                                         settings.rollbackConfiguration());
+                                         settings.rollbackConfiguration(), pipeline,
+                                         settings.topology() == Topology.COMPACT);
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(),
                                              pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),

@@ -486,8 +486,14 @@ final class RingRepository<T> implements Repository<T> {
                 || model.declaredType(t).map(type::equals).orElse(false));
     }
 
+    @SuppressWarnings("unchecked")
     private AggregateHolder<T> targetOfCurrentCommand(String aggregateIdentifier) {
         CommandSlot slot = currentSlot();
+        AggregateHolder<?> inPlace = slot.inPlaceTarget();
+        if (inPlace != null && inPlace.repository() == this && aggregateIdentifier.equals(inPlace.identifier())) {
+            // A command for another aggregate, sent and waited for from this slot's handler, runs in place on it.
+            return (AggregateHolder<T>) inPlace;
+        }
         AggregateHolder<T> holder = ownHolder(slot);
         if (holder == null || !aggregateIdentifier.equals(holder.identifier())) {
             throw new IllegalStateException(

@@ -250,9 +250,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     private static void poison(CommandSlot slot) {
-        if (slot.holder != null) {
-            slot.holder.poison(slot.generation);
-        }
+        slot.poisonAggregates();
     }
 
     /** The commands of a group whose aggregate generation is not poisoned; the others fail here. */
@@ -345,9 +343,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private void stored(List<CommandSlot> slots, List<EventMessage<?>> events) {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
-            if (slot.holder != null) {
-                slot.holder.stored(slot.events);
-            }
+            slot.aggregatesStored();
         }
         try {
             if (splitStore != null) {
@@ -375,13 +371,13 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     private static boolean isPoisoned(CommandSlot slot) {
-        return slot.holder != null && slot.holder.isPoisoned(slot.generation);
+        return slot.builtOnGivenUpState() != null;
     }
 
     private static EventStoreException poisoned(CommandSlot slot) {
         return new EventStoreException(
                 "Command [" + slot.commandName() + "] was handled on top of events of aggregate ["
-                        + slot.holder.identifier() + "] that failed to be stored (or whose commit had an unknown "
+                        + slot.builtOnGivenUpState().identifier() + "] that failed to be stored (or whose commit had an unknown "
                         + "outcome); it is rejected, and nothing of it is stored");
     }
 

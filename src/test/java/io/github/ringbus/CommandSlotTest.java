@@ -40,7 +40,10 @@ class CommandSlotTest {
         CommandCallback<Object, Object> callback = (command, result) -> {
         };
         MessageMonitor.MonitorCallback monitorCallback = NoOpMessageMonitorCallback.INSTANCE;
-        slot.fill(next, callback, monitorCallback);
+        AggregateHolder<?> borrowed = new AggregateHolder<>(null, "another aggregate");
+        slot.borrow(borrowed, 3);
+        slot.runInPlaceOn(borrowed);
+        slot.fill(42, next, callback, monitorCallback);
 
         for (Field field : stateFields()) {
             Object value = field.get(slot);
@@ -48,12 +51,15 @@ class CommandSlotTest {
                 case "command" -> assertThat(value).isSameAs(next);
                 case "callback" -> assertThat(value).isSameAs(callback);
                 case "monitorCallback" -> assertThat(value).isSameAs(monitorCallback);
+                case "sequence" -> assertThat(value).isEqualTo(42L);
                 default -> assertThat(value).as("field %s after fill", field.getName())
                                             .isEqualTo(defaultOf(field.getType()));
             }
         }
         assertThat(dirtied).as("fields checked").hasSizeGreaterThan(15);
         assertThat(slot.events).as("events after fill").isEmpty();
+        assertThat(slot.hasBorrowed(borrowed)).as("an aggregate borrowed by the earlier command").isFalse();
+        assertThat(slot.inPlaceTarget()).as("an aggregate of a command run in place").isNull();
         assertThat(slot.unitOfWork.phase()).as("Unit of Work after fill").isEqualTo(UnitOfWork.Phase.NOT_STARTED);
         assertThat(slot.claimCompletion()).as("completion of the new command can be claimed").isTrue();
     }

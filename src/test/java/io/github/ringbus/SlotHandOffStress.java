@@ -48,7 +48,7 @@ public final class SlotHandOffStress {
 
         @SuppressWarnings("unchecked")
         void fill(CommandSlot slot, CommandMessage<?> command) {
-            slot.fill(command, (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
+            slot.fill(0, command, (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
                 if (c == first) {
                     callbacks.incrementAndGet();
                 }
@@ -130,7 +130,7 @@ public final class SlotHandOffStress {
 
         @SuppressWarnings("unchecked")
         public CompletionClaimedOnce() {
-            slot.fill(GenericCommandMessage.asCommandMessage("command"),
+            slot.fill(0, GenericCommandMessage.asCommandMessage("command"),
                       (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (command, result) -> {
                           calls.incrementAndGet();
                           seen = result.isExceptional() ? 2 : 1;

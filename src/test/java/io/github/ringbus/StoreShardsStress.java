@@ -54,7 +54,7 @@ public class StoreShardsStress {
 
     @SuppressWarnings("unchecked")
     private void fill(CommandSlot slot, CommandMessage<?> command) {
-        slot.fill(command, (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
+        slot.fill(0, command, (CommandCallback<Object, Object>) (CommandCallback<?, ?>) (c, result) -> {
             if (c == first) {
                 callbacks.incrementAndGet();
             }

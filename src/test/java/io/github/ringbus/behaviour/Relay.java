@@ -68,6 +68,28 @@ public class Relay {
         }
     }
 
+    /** Applies {@code before}, sends the nested command and waits for it, then fails. */
+    @CommandHandler
+    void handle(AddWaitThenFail command) {
+        apply(new Added(id, command.before()));
+        gateway.sendAndWait(command.nested());
+        throw new IllegalStateException("fails after its nested command, on purpose");
+    }
+
+    /**
+     * Sends the first command without waiting, then sends the second and waits; returns what the second returned,
+     * or the failure it raised (caught).
+     */
+    @CommandHandler
+    Object handle(SendThenWait command) {
+        gateway.send(command.first());
+        try {
+            return gateway.sendAndWait(command.second());
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
     /** Sends the nested command without waiting. */
     @CommandHandler
     void handle(SendWithoutWaiting command) {
@@ -100,6 +122,12 @@ public class Relay {
     }
 
     record SendWithoutWaiting(@TargetAggregateIdentifier String relayId, Object nested) {
+    }
+
+    record AddWaitThenFail(@TargetAggregateIdentifier String relayId, long before, Object nested) {
+    }
+
+    record SendThenWait(@TargetAggregateIdentifier String relayId, Object first, Object second) {
     }
 
     record Created(String relayId) {

@@ -1,0 +1,242 @@
+package io.github.ringbus.behaviour;
+
+import io.github.ringbus.PipelineWaitException;
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.Topology;
+import io.github.ringbus.behaviour.Relay.Add;
+import io.github.ringbus.behaviour.Relay.AddAroundNested;
+import io.github.ringbus.behaviour.Relay.AddThenFail;
+import io.github.ringbus.behaviour.Relay.AddWaitThenFail;
+import io.github.ringbus.behaviour.Relay.Added;
+import io.github.ringbus.behaviour.Relay.Create;
+import io.github.ringbus.behaviour.Relay.Created;
+import io.github.ringbus.behaviour.Relay.SendThenWait;
+import io.github.ringbus.behaviour.Relay.WaitCatching;
+import io.github.ringbus.fixtures.RingbusFixture;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.ThrowingSupplier;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * A command handler that sends a command to another aggregate and waits for it. On SimpleCommandBus the nested
+ * command runs at once, on the handler's thread, in a Unit of Work nested in the handler's: its events are committed
+ * with the outer command's, or discarded with them. On ringbus's {@code COMPACT} topology (one handler thread that
+ * also preloads, so it owns every aggregate) the nested command runs in place the same way, on the aggregate as the
+ * ring has it, unless a command for that aggregate dispatched earlier is still ahead of it in the ring; elsewhere it
+ * is refused at once with a {@link PipelineWaitException} that says why. Each scenario is compared with
+ * SimpleCommandBus where both run it.
+ */
+class WaitingForAnotherAggregateTest {
+
+    private static final Duration NO_HANG = Duration.ofSeconds(10);
+
+    private RingbusFixture ring;
+
+    @AfterEach
+    void shutDown() {
+        Relay.gateway = null;
+        if (ring != null) {
+            ring.close();
+        }
+    }
+
+    private CommandGateway startRing(Topology topology) {
+        ring = RingbusFixture.started(b -> b.topology(topology).handlerThreads(1));
+        ((RingCommandBus) ring.bus).registerAggregate(Relay.class);
+        return gatewayOn(ring.bus);
+    }
+
+    private static CommandGateway gatewayOn(CommandBus bus) {
+        CommandGateway gateway = DefaultCommandGateway.builder().commandBus(bus).build();
+        Relay.gateway = gateway;
+        return gateway;
+    }
+
+    private static <T> T noHang(ThrowingSupplier<T> scenario) {
+        return assertTimeoutPreemptively(NO_HANG, scenario, "a nested command hung");
+    }
+
+    /** Creates both relays, runs the scenario and returns what its last command returned, or the failure it threw. */
+    private static Object scenario(CommandGateway gateway, Function<CommandGateway, Object> commands) {
+        gateway.sendAndWait(new Create("r"));
+        gateway.sendAndWait(new Create("other"));
+        try {
+            return commands.apply(gateway);
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    @Test
+    void onOneHandlerThreadTheNestedCommandRunsInPlaceAndBothAggregatesEventsAreStoredAsOnSimpleCommandBus() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        Function<CommandGateway, Object> commands = g -> g.sendAndWait(
+                new AddAroundNested("r", 1, new Add("other", 5), 3));
+
+        Object result = noHang(() -> scenario(gateway, commands));
+
+        assertThat(result).isEqualTo(List.of(5L));
+        assertThat(ring.storedPayloads("r")).containsExactly(new Created("r"), new Added("r", 1), new Added("r", 3));
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"), new Added("other", 5));
+        assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L);
+        assertThat(onSimpleCommandBus(commands))
+                .isEqualTo(new Outcome(result, Map.of("r", ring.storedPayloads("r"),
+                                                      "other", ring.storedPayloads("other"))));
+    }
+
+    @Test
+    void theOtherAggregatesNextCommandSeesTheNestedCommandsEvents() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        noHang(() -> scenario(gateway, g -> g.sendAndWait(new AddAroundNested("r", 1, new Add("other", 5), 3))));
+
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6)))).containsExactly(5L, 6L);
+        assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L, 2L);
+    }
+
+    @Test
+    void anOuterCommandThatFailsAfterItsNestedCommandSucceededDiscardsBothAggregatesEventsAsOnSimpleCommandBus() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        Function<CommandGateway, Object> commands = g -> g.sendAndWait(
+                new AddWaitThenFail("r", 1, new Add("other", 5)));
+
+        Object failure = noHang(() -> scenario(gateway, commands));
+
+        assertThat(failure).isInstanceOf(IllegalStateException.class);
+        assertThat((Throwable) failure).hasMessageContaining("fails after its nested command");
+        assertThat(ring.storedPayloads("r")).containsExactly(new Created("r"));
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
+        assertThat(onSimpleCommandBus(commands).stored())
+                .isEqualTo(Map.of("r", List.of(new Created("r")), "other", List.of(new Created("other"))));
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6))))
+                .as("the other aggregate, restored to its state before the nested command").containsExactly(6L);
+    }
+
+    @Test
+    void aNestedCommandThatFailsDiscardsOnlyItsOwnEventsAndTheOuterCommandGoesOn() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        Function<CommandGateway, Object> commands = g -> g.sendAndWait(
+                new WaitCatching("r", new AddThenFail("other", 7)));
+
+        Object caught = noHang(() -> scenario(gateway, commands));
+
+        assertThat(caught).isInstanceOf(IllegalStateException.class);
+        assertThat((Throwable) caught).hasMessageContaining("fails after adding 7");
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
+        assertThat(onSimpleCommandBus(commands).stored().get("other")).containsExactly(new Created("other"));
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 8)))).containsExactly(8L);
+    }
+
+    @Test
+    void aNestedCommandIsRefusedWhenACommandOfItsAggregateDispatchedBeforeItIsStillAheadInTheRing()
+            throws InterruptedException {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+
+        Object refused = noHang(() -> scenario(gateway, g -> g.sendAndWait(
+                new SendThenWait("r", new Add("other", 5), new Add("other", 6)))));
+
+        assertThat(refused).isInstanceOf(PipelineWaitException.class);
+        assertThat(((Throwable) refused).getMessage())
+                .contains("a command for aggregate [other] dispatched before it is still in the ring");
+        awaitStored("other", 2);
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"), new Added("other", 5));
+    }
+
+    @Test
+    void whenTheOuterCommandsEventsFailToBeStoredTheOtherAggregateIsReadFromTheStoreBeforeItsNextCommand() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        ring.engine.refuse(new Added("r", 3));
+
+        Object failure = noHang(() -> scenario(gateway, g -> g.sendAndWait(
+                new AddAroundNested("r", 1, new Add("other", 5), 3))));
+
+        assertThat(failure).isInstanceOf(RuntimeException.class);
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6))))
+                .as("the other aggregate as the store has it, without the event that failed to be stored")
+                .containsExactly(6L);
+        assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L);
+    }
+
+    @Test
+    void withTheFullTopologyANestedCommandForAnotherAggregateIsRefusedAtOnceAndNotHandled() {
+        CommandGateway gateway = startRing(Topology.FULL);
+
+        Object refused = noHang(() -> scenario(gateway, g -> g.sendAndWait(
+                new WaitCatching("r", new Add("other", 5)))));
+
+        assertThat(refused).isInstanceOf(PipelineWaitException.class);
+        assertThat(((Throwable) refused).getMessage())
+                .contains("[" + Add.class.getName() + "]", "not dispatched", "another thread owns that aggregate",
+                          "send it without waiting")
+                .containsPattern("ringbus-handle-\\d+");
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
+        ring.assertStillHandlesValidCommands();
+    }
+
+    @Test
+    void aNestedCreationCommandForAnotherAggregateIsRefusedAtOnce() {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+
+        Object refused = noHang(() -> scenario(gateway, g -> g.sendAndWait(
+                new WaitCatching("r", new Create("third")))));
+
+        assertThat(refused).isInstanceOf(PipelineWaitException.class);
+        assertThat(((Throwable) refused).getMessage()).contains("AggregateLifecycle.createNew");
+        assertThat(ring.storedPayloads("third")).isEmpty();
+    }
+
+    private void awaitStored(String aggregateId, int events) throws InterruptedException {
+        long deadline = System.nanoTime() + NO_HANG.toNanos();
+        while (ring.storedPayloads(aggregateId).size() < events && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+
+    // --- the same commands on Axon's SimpleCommandBus ----------------------------------------------------------
+
+    record Outcome(Object result, Map<String, List<Object>> stored) {
+    }
+
+    private static Outcome onSimpleCommandBus(Function<CommandGateway, Object> commands) {
+        EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
+        CommandGateway previous = Relay.gateway;
+        try {
+            SimpleCommandBus bus = SimpleCommandBus.builder().build();
+            AggregateAnnotationCommandHandler.<Relay>builder()
+                                             .aggregateType(Relay.class)
+                                             .repository(EventSourcingRepository.builder(Relay.class)
+                                                                                .eventStore(store).build())
+                                             .build()
+                                             .subscribe(bus);
+            Object result = scenario(gatewayOn(bus), commands);
+            return new Outcome(result instanceof Throwable ? result.getClass() : result,
+                               Map.of("r", payloads(store, "r"), "other", payloads(store, "other")));
+        } finally {
+            Relay.gateway = previous;
+            store.shutDown();
+        }
+    }
+
+    private static List<Object> payloads(EmbeddedEventStore store, String aggregateId) {
+        return store.readEvents(aggregateId).asStream().map(DomainEventMessage::getPayload)
+                    .collect(Collectors.toList());
+    }
+}
