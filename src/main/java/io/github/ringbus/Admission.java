@@ -52,6 +52,90 @@ final class Admission {
         }
     }
 
+    /**
+     * Claims slots for many commands and hands them to the ring in their order, at most {@link #largestClaim} per
+     * claim (one claim and one publish for each such chunk); a chunk that gets no slots, as the full-ring policy says, fails
+     * with every command after it. The caller is inside the lifecycle's gate and on no pipeline thread.
+     *
+     * @param commands         the commands, after the dispatch interceptors, each with a handler
+     * @param count            how many of {@code commands} to admit, from index 0
+     * @param callback         the callback of every command
+     * @param monitorCallbacks the message monitor's callback of each command, at the same index
+     */
+    void admitAll(CommandMessage<?>[] commands, int count, CommandCallback<Object, Object> callback,
+                  MessageMonitor.MonitorCallback[] monitorCallbacks) {
+        int chunkSize = largestClaim(pipeline.ringSize());
+        long deadline = fullRingPolicy == FullRingPolicy.BLOCK_WITH_TIMEOUT
+                ? System.nanoTime() + fullRingTimeoutNanos : Long.MAX_VALUE;
+        for (int from = 0; from < count; from += chunkSize) {
+            int chunk = Math.min(chunkSize, count - from);
+            Throwable refusal = null;
+            long highest = pipeline.tryClaim(chunk);
+            if (highest < 0) {
+                refusal = fullRingPolicy == FullRingPolicy.FAIL_FAST
+                        ? ringFull(commands[from], "the full-ring policy is FAIL_FAST (it was dispatched with "
+                                                    + (count - 1) + " other(s) by dispatchAll, which needed " + chunk
+                                                    + " free slots at once)")
+                        : null;
+                if (refusal == null) {
+                    highest = waitForSlots(chunk, deadline);
+                    if (highest < 0) {
+                        refusal = waitFailure(commands[from], deadline != Long.MAX_VALUE);
+                    }
+                }
+            }
+            if (refusal != null) {
+                for (int i = from; i < count; i++) {
+                    fail(commands[i], callback, monitorCallbacks[i], refusal);
+                }
+                return;
+            }
+            pipeline.handOverAll(highest, chunk, commands, from, callback, monitorCallbacks);
+        }
+    }
+
+    /**
+     * The most slots one claim of {@link #admitAll} asks for: a quarter of the ring, at most {@value #LARGEST_CLAIM}.
+     * A claim needs that many slots free at the same moment while single dispatchers take every slot that frees;
+     * asking for the whole ring could wait for ever under their load, and beyond a few hundred commands a larger claim
+     * saves nothing measurable.
+     */
+    static int largestClaim(int ringSize) {
+        return Math.max(1, Math.min(LARGEST_CLAIM, ringSize / 4));
+    }
+
+    private static final int LARGEST_CLAIM = 256;
+
+    /** Waits for {@code count} free slots at once, as {@link #waitForSlot} does for one; -1 when it gave up. */
+    private long waitForSlots(int count, long deadline) {
+        int attempt = 0;
+        long highest;
+        while ((highest = pipeline.tryClaim(count)) < 0) {
+            if (!lifecycle.slotsMayFree() || Thread.currentThread().isInterrupted()
+                    || (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0)) {
+                return -1;
+            }
+            Backoff.FOR_SLOT.idle(attempt++);
+        }
+        return highest;
+    }
+
+    /** Why a wait for slots gave up: the bus shut down, the thread was interrupted, or the timeout passed. */
+    private Throwable waitFailure(CommandMessage<?> first, boolean timed) {
+        if (!lifecycle.slotsMayFree()) {
+            return new ShutdownInProgressException("RingCommandBus shut down while command [" + first.getCommandName()
+                                                           + "] and those dispatched after it with dispatchAll waited "
+                                                           + "for free slots; they were not handled");
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            return ringFull(first, "the dispatching thread [" + Thread.currentThread().getName() + "] was "
+                    + "interrupted while it waited for them; the commands were not handled, and the thread's "
+                    + "interrupt flag is left set");
+        }
+        return ringFull(first, "they stayed taken for " + Duration.ofNanos(fullRingTimeoutNanos).toMillis()
+                + " ms (while dispatchAll waited for room for many commands at once)");
+    }
+
     private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback,
                        MessageMonitor.MonitorCallback monitorCallback) {
         long sequence = pipeline.tryClaim();

@@ -213,6 +213,50 @@ final class Pipeline implements RingStages {
     }
 
     /**
+     * Claims {@code count} consecutive slots at once, without waiting (the Disruptor's {@code tryNext(n)}: one claim
+     * on the ring's cursor for all of them).
+     *
+     * @param count how many, from 1 to the ring's size
+     * @return the highest sequence claimed, or -1 when fewer slots are free
+     */
+    long tryClaim(int count) {
+        try {
+            return ring.tryNext(count);
+        } catch (InsufficientCapacityException full) {
+            return -1;
+        }
+    }
+
+    /**
+     * Hands {@code count} commands to the ring in the slots claimed by one {@link #tryClaim(int)}, in their order, and
+     * makes them visible to the preload stage at once (one publish of the whole range).
+     *
+     * @param highest          the sequence {@link #tryClaim(int)} returned
+     * @param count            the number of slots it claimed
+     * @param commands         the commands; those from {@code from} on fill the slots
+     * @param from             the index of the first command
+     * @param callback         the caller's callback, for every command
+     * @param monitorCallbacks the message monitor's callback of each command, at the same index as the command
+     */
+    void handOverAll(long highest, int count, CommandMessage<?>[] commands, int from,
+                     CommandCallback<Object, Object> callback, MessageMonitor.MonitorCallback[] monitorCallbacks) {
+        long lowest = highest - count + 1;
+        // As handOver: every claimed sequence is published whatever happens. Filling runs no user code.
+        try {
+            for (int i = 0; i < count; i++) {
+                long sequence = lowest + i;
+                CommandSlot slot = ring.get(sequence);
+                slot.fill(sequence, commands[from + i], callback, monitorCallbacks[from + i]);
+                if (timed) {
+                    slot.dispatchedNanos = System.nanoTime();
+                }
+            }
+        } finally {
+            ring.publish(lowest, highest);
+        }
+    }
+
+    /**
      * Hands a command to the ring: fills the claimed slot and makes it visible to the preload stage (the
      * Disruptor's "publish" of a sequence; "publish" in ringbus means handing events to subscribers).
      *

@@ -2,7 +2,9 @@ package io.github.ringbus.benchmarks;
 
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
+import io.github.ringbus.RingCommandBus;
 import java.util.ArrayList;
+import org.axonframework.commandhandling.CommandMessage;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -45,6 +47,22 @@ public final class DepositBatch {
         for (Account.Deposit deposit : deposits) {
             commandBus.dispatch(asCommandMessage(deposit), completion);
         }
+        completion.await();
+    }
+
+    /**
+     * Dispatches the whole batch on ringbus with one {@link RingCommandBus#dispatchAll} and returns when every command
+     * has completed. The command messages are made here, as {@link #dispatchTo} makes them.
+     *
+     * @throws IllegalStateException if a command failed or did not complete within a minute
+     */
+    public void dispatchAllTo(RingCommandBus commandBus) {
+        completion.expect(SIZE);
+        List<CommandMessage<?>> commands = new ArrayList<>(SIZE);
+        for (Account.Deposit deposit : deposits) {
+            commands.add(asCommandMessage(deposit));
+        }
+        commandBus.dispatchAll(commands, completion);
         completion.await();
     }
 

@@ -2,6 +2,8 @@ package io.github.ringbus.benchmarks;
 
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.GenericCommandMessage;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
@@ -22,6 +24,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -76,6 +79,36 @@ public class LimitBenchmark {
         public void close() {
             eventStore.shutDown();
         }
+    }
+
+    /**
+     * Axon's in-memory storage engine alone, emptied before each iteration (it keeps every event), and one event to
+     * append to it.
+     */
+    @State(Scope.Benchmark)
+    public static class Engine {
+
+        InMemoryEventStorageEngine engine;
+        List<DomainEventMessage<?>> oneEvent;
+
+        @Setup(Level.Iteration)
+        public void empty() {
+            engine = new InMemoryEventStorageEngine();
+            oneEvent = List.of(new GenericDomainEventMessage<>(
+                    "Account", BankApplication.accountId(0), 0, new Account.Deposited(BankApplication.accountId(0), 1)));
+        }
+    }
+
+    /**
+     * The in-memory engine's own bound: events/s it appends, one per call as ringbus's store stage gives them to it
+     * (its multi-event append would let tracking processors skip events), from one thread (it appends under one lock,
+     * so more threads would only queue for it). An in-memory bus cannot store more events per second than this.
+     */
+    @Benchmark
+    @Threads(1)
+    public Engine engineAppendOneByOne(Engine engine) {
+        engine.engine.appendEvents(engine.oneEvent);
+        return engine;
     }
 
     /** Each benchmark thread's next account. */
