@@ -21,12 +21,10 @@ import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessageHandler;
 import org.axonframework.eventhandling.SimpleEventHandlerInvoker;
 import org.axonframework.eventhandling.SubscribingEventProcessor;
-import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.messaging.GenericMessage;
 import org.axonframework.messaging.MessageHandler;
-import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.ThrowingSupplier;
@@ -319,13 +317,7 @@ class NestedCommandTest {
     private static SimpleOutcome onSimpleCommandBus(Function<CommandGateway, Object> scenario) {
         EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
         try {
-            SimpleCommandBus bus = SimpleCommandBus.builder().build();
-            AggregateAnnotationCommandHandler.<Relay>builder()
-                                             .aggregateType(Relay.class)
-                                             .repository(EventSourcingRepository.builder(Relay.class)
-                                                                                .eventStore(store).build())
-                                             .build()
-                                             .subscribe(bus);
+            SimpleCommandBus bus = Relay.onSimpleCommandBus(store);
             CommandGateway previous = Relay.gateway;
             CommandGateway gateway = relayOn(bus);
             try {

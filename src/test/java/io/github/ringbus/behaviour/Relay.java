@@ -1,7 +1,11 @@
 package io.github.ringbus.behaviour;
 
 import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
@@ -94,6 +98,18 @@ public class Relay {
     @CommandHandler
     void handle(SendWithoutWaiting command) {
         gateway.send(command.nested());
+    }
+
+    /** Axon's SimpleCommandBus with this aggregate's handlers subscribed, its events in {@code store}. */
+    static SimpleCommandBus onSimpleCommandBus(EventStore store) {
+        SimpleCommandBus bus = SimpleCommandBus.builder().build();
+        AggregateAnnotationCommandHandler.<Relay>builder()
+                                         .aggregateType(Relay.class)
+                                         .repository(EventSourcingRepository.builder(Relay.class)
+                                                                            .eventStore(store).build())
+                                         .build()
+                                         .subscribe(bus);
+        return bus;
     }
 
     @EventSourcingHandler

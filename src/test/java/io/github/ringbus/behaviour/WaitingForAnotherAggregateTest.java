@@ -18,10 +18,8 @@ import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
 import org.axonframework.eventhandling.DomainEventMessage;
-import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
-import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.ThrowingSupplier;
@@ -219,13 +217,7 @@ class WaitingForAnotherAggregateTest {
         EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
         CommandGateway previous = Relay.gateway;
         try {
-            SimpleCommandBus bus = SimpleCommandBus.builder().build();
-            AggregateAnnotationCommandHandler.<Relay>builder()
-                                             .aggregateType(Relay.class)
-                                             .repository(EventSourcingRepository.builder(Relay.class)
-                                                                                .eventStore(store).build())
-                                             .build()
-                                             .subscribe(bus);
+            SimpleCommandBus bus = Relay.onSimpleCommandBus(store);
             Object result = scenario(gatewayOn(bus), commands);
             return new Outcome(result instanceof Throwable ? result.getClass() : result,
                                Map.of("r", payloads(store, "r"), "other", payloads(store, "other")));

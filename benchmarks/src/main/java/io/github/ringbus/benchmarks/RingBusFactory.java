@@ -38,13 +38,7 @@ public final class RingBusFactory {
     /** ringbus with one handler thread and the given topology and wait strategy, to compare them. */
     public static RingCommandBus with(EventStore eventStore, TransactionManager transactions, Topology topology,
                                       WaitStrategyChoice waitStrategy) {
-        return RingCommandBus.builder()
-                             .eventStore(eventStore)
-                             .transactionManager(transactions)
-                             .handlerThreads(1)
-                             .topology(topology)
-                             .waitStrategy(waitStrategy)
-                             .build();
+        return withMonitor(eventStore, transactions, topology, waitStrategy, PipelineMonitor.NONE);
     }
 
     /** ringbus with one handler thread, the given topology and wait strategy, and a monitor of its stages. */
