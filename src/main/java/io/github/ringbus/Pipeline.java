@@ -290,6 +290,16 @@ final class Pipeline implements RingStages {
      * @param matches  tests a command waiting in the ring
      */
     boolean anyPublishedAfter(long sequence, Predicate<CommandMessage<?>> matches) {
+        return anyPublishedAfter(ring, sequence, matches);
+    }
+
+    /**
+     * {@link #anyPublishedAfter(long, Predicate)} on the given ring; package-private for its jcstress test. A slot's
+     * command is read only once the ring says its sequence is published (an acquire of the Disruptor's availability
+     * flag, which the dispatcher set, with release, after filling the slot), so a command read is the one dispatched.
+     */
+    static boolean anyPublishedAfter(RingBuffer<CommandSlot> ring, long sequence,
+                                     Predicate<CommandMessage<?>> matches) {
         long claimed = ring.getCursor();
         for (long next = sequence + 1; next <= claimed; next++) {
             if (ring.isAvailable(next) && matches.test(ring.get(next).command)) {
