@@ -174,10 +174,12 @@ final class NestedDispatch {
         }
         boolean changedBefore = outer.hasBorrowed(holder);
         int eventsBefore = outer.events.size();
+        boolean[] settled = {false};
         outer.runInPlaceOn(holder);
         try {
             // The aggregate's bookkeeping is done before the callback tells the waiting handler the outcome.
             runInPlace(command, callback, handler, null, result -> {
+                settled[0] = true;
                 outer.inPlaceDone();
                 if (result.isExceptional() && rollbackConfiguration.rollBackOn(result.exceptionResult())) {
                     List<EventMessage<?>> added = outer.events.subList(eventsBefore, outer.events.size());
@@ -196,6 +198,11 @@ final class NestedDispatch {
             });
         } finally {
             outer.inPlaceDone();
+            if (!settled[0]) {
+                // A dispatch interceptor or the message monitor threw around the handler: whatever the command
+                // applied is in the outer command's list, so the aggregate shares the outer command's fate.
+                outer.borrow(holder, generation);
+            }
         }
         return null;
     }

@@ -174,6 +174,37 @@ class WaitingForAnotherAggregateTest {
     }
 
     @Test
+    void anAggregateChangedByANestedCommandWhoseMonitorThrowsIsStillRestoredWhenTheOuterCommandFails() {
+        ring = RingbusFixture.started(b -> b.topology(Topology.COMPACT).handlerThreads(1).messageMonitor(
+                message -> new org.axonframework.monitoring.MessageMonitor.MonitorCallback() {
+                    @Override
+                    public void reportSuccess() {
+                        if (message.getPayload() instanceof Add add && add.relayId().equals("other")) {
+                            throw new IllegalStateException("the monitor fails on the nested command, on purpose");
+                        }
+                    }
+
+                    @Override
+                    public void reportFailure(Throwable cause) {
+                    }
+
+                    @Override
+                    public void reportIgnored() {
+                    }
+                }));
+        ((RingCommandBus) ring.bus).registerAggregate(Relay.class);
+        CommandGateway gateway = gatewayOn(ring.bus);
+
+        Object failure = noHang(() -> scenario(gateway, g -> g.sendAndWait(
+                new AddWaitThenFail("r", 1, new Add("other", 5)))));
+
+        assertThat(failure).isInstanceOf(RuntimeException.class);
+        assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6))))
+                .as("the other aggregate, restored with the failed outer command").containsExactly(6L);
+    }
+
+    @Test
     void withTheFullTopologyANestedCommandForAnotherAggregateIsRefusedAtOnceAndNotHandled() {
         CommandGateway gateway = startRing(Topology.FULL);
 
