@@ -154,6 +154,62 @@ class DispatchAllTest {
     }
 
     @Test
+    void underBlockWithTimeoutABulkChunkThatFindsNoRoomInTimeFailsWholeOnceTheTimeoutHasPassed() {
+        ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1)
+                                           .fullRingPolicy(FullRingPolicy.BLOCK_WITH_TIMEOUT)
+                                           .fullRingTimeout(java.time.Duration.ofMillis(200)));
+        ring.bus.subscribe(BLOCK, blockingHandler(release));
+        List<Outcome> blocked = new ArrayList<>();
+        for (int i = 0; i < 14; i++) {
+            blocked.add(ring.send(blockCommand("blocked-" + i)));
+        }
+        Calls calls = new Calls();
+        long started = System.nanoTime();
+
+        ((RingCommandBus) ring.bus).dispatchAll(List.of(asCommandMessage(new Open("a")),
+                                                        asCommandMessage(new Open("b")),
+                                                        asCommandMessage(new Open("c"))), calls);
+
+        assertThat(System.nanoTime() - started).as("waited for the timeout")
+                                               .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+        assertThat(calls.failures).hasSize(3).allSatisfy(failure -> assertThat(failure)
+                .isInstanceOf(RingFullException.class).hasMessageContaining("200 ms"));
+        release.countDown();
+        blocked.forEach(Outcome::awaitSuccess);
+        assertThat(ring.storedPayloads("a")).isEmpty();
+        ring.assertStillHandlesValidCommands();
+    }
+
+    @Test
+    void aBulkDispatchedFromAHandlerIntoAFullRingFailsAtOnceInsteadOfWaitingForTheRingItHoldsUp() {
+        ring = RingbusFixture.started(b -> b.ringSize(8).handlerThreads(1).fullRingPolicy(FullRingPolicy.BLOCK));
+        CountDownLatch ringFull = new CountDownLatch(1);
+        Calls calls = new Calls();
+        ring.bus.subscribe("fan-out", command -> {
+            ringFull.await(5, TimeUnit.SECONDS);
+            ((RingCommandBus) ring.bus).dispatchAll(List.of(asCommandMessage(new Open("x")),
+                                                            asCommandMessage(new Open("y")),
+                                                            asCommandMessage(new Open("z"))), calls);
+            return null;
+        });
+        Outcome fanOut = ring.send(RingbusFixture.namedCommand("fan-out", "go"));
+        List<Outcome> behind = new ArrayList<>();
+        while (ring.bus.remainingCapacity() > 0) {
+            behind.add(ring.send(new Open("behind-" + behind.size())));
+        }
+
+        ringFull.countDown();
+
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> {
+            fanOut.awaitSuccess();
+            behind.forEach(Outcome::awaitSuccess);
+        }, "the handler waited for a slot only it could free");
+        assertThat(calls.total.get()).isEqualTo(3);
+        assertThat(calls.failures).hasSize(3).allSatisfy(failure -> assertThat(failure)
+                .isInstanceOf(RingFullException.class).hasMessageContaining("pipeline thread"));
+    }
+
+    @Test
     void aCommandOfABulkThatNobodyHandlesFailsAloneOnTheDispatchingThread() throws Exception {
         ring = RingbusFixture.started();
         Calls calls = new Calls();
