@@ -54,8 +54,10 @@ final class Admission {
 
     /**
      * Claims slots for many commands and hands them to the ring in their order, at most {@link #largestClaim} per
-     * claim (one claim and one publish for each such chunk); a chunk that gets no slots, as the full-ring policy says, fails
-     * with every command after it. The caller is inside the lifecycle's gate and on no pipeline thread.
+     * claim (one claim and one publish for each such chunk). A chunk that finds too few free slots fails with every
+     * command after it under {@code FAIL_FAST}; otherwise it waits, asking for fewer slots at a time while the ring
+     * stays too full for it, until the timeout ({@code BLOCK_WITH_TIMEOUT}, for the whole call) or a shutdown. The
+     * caller is inside the lifecycle's gate and on no pipeline thread.
      *
      * @param commands         the commands, after the dispatch interceptors, each with a handler
      * @param count            how many of {@code commands} to admit, from index 0
@@ -64,33 +66,48 @@ final class Admission {
      */
     void admitAll(CommandMessage<?>[] commands, int count, CommandCallback<Object, Object> callback,
                   MessageMonitor.MonitorCallback[] monitorCallbacks) {
-        int chunkSize = largestClaim(pipeline.ringSize());
+        int largest = largestClaim(pipeline.ringSize());
         long deadline = fullRingPolicy == FullRingPolicy.BLOCK_WITH_TIMEOUT
                 ? System.nanoTime() + fullRingTimeoutNanos : Long.MAX_VALUE;
-        for (int from = 0; from < count; from += chunkSize) {
-            int chunk = Math.min(chunkSize, count - from);
-            Throwable refusal = null;
+        int from = 0;
+        while (from < count) {
+            int chunk = Math.min(largest, count - from);
             long highest = pipeline.tryClaim(chunk);
-            if (highest < 0) {
-                refusal = fullRingPolicy == FullRingPolicy.FAIL_FAST
-                        ? ringFull(commands[from], "the full-ring policy is FAIL_FAST (it was dispatched with "
-                                                    + (count - 1) + " other(s) by dispatchAll, which needed " + chunk
-                                                    + " free slots at once)")
-                        : null;
-                if (refusal == null) {
-                    highest = waitForSlots(chunk, deadline);
-                    if (highest < 0) {
-                        refusal = waitFailure(commands[from], deadline != Long.MAX_VALUE);
-                    }
-                }
-            }
-            if (refusal != null) {
-                for (int i = from; i < count; i++) {
-                    fail(commands[i], callback, monitorCallbacks[i], refusal);
-                }
+            if (highest < 0 && fullRingPolicy == FullRingPolicy.FAIL_FAST) {
+                failFrom(commands, from, count, callback, monitorCallbacks, ringFull(
+                        commands[from], "the full-ring policy is FAIL_FAST (it was dispatched with " + (count - 1)
+                                + " other(s) by dispatchAll, which needed " + chunk + " free slots at once)"));
                 return;
             }
+            int attempt = 0;
+            while (highest < 0) {
+                if (!lifecycle.slotsMayFree() || Thread.currentThread().isInterrupted()
+                        || (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0)) {
+                    failFrom(commands, from, count, callback, monitorCallbacks,
+                             waitFailure(commands[from], deadline != Long.MAX_VALUE));
+                    return;
+                }
+                if (++attempt % SHRINK_AFTER_ATTEMPTS == 0 && chunk > 1) {
+                    // The ring stays too full for the whole chunk (single dispatchers take every slot that frees):
+                    // ask for fewer at a time, so that the list still gets in, in its order.
+                    chunk /= 2;
+                }
+                Backoff.FOR_SLOT.idle(attempt);
+                highest = pipeline.tryClaim(chunk);
+            }
             pipeline.handOverAll(highest, chunk, commands, from, callback, monitorCallbacks);
+            from += chunk;
+        }
+    }
+
+    /** Waits of {@link #admitAll} for a chunk before it asks for half as many slots (about 10 ms, then 8 ms each). */
+    private static final int SHRINK_AFTER_ATTEMPTS = 8;
+
+    private static void failFrom(CommandMessage<?>[] commands, int from, int count,
+                                 CommandCallback<Object, Object> callback,
+                                 MessageMonitor.MonitorCallback[] monitorCallbacks, Throwable refusal) {
+        for (int i = from; i < count; i++) {
+            fail(commands[i], callback, monitorCallbacks[i], refusal);
         }
     }
 
@@ -105,20 +122,6 @@ final class Admission {
     }
 
     private static final int LARGEST_CLAIM = 256;
-
-    /** Waits for {@code count} free slots at once, as {@link #waitForSlot} does for one; -1 when it gave up. */
-    private long waitForSlots(int count, long deadline) {
-        int attempt = 0;
-        long highest;
-        while ((highest = pipeline.tryClaim(count)) < 0) {
-            if (!lifecycle.slotsMayFree() || Thread.currentThread().isInterrupted()
-                    || (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0)) {
-                return -1;
-            }
-            Backoff.FOR_SLOT.idle(attempt++);
-        }
-        return highest;
-    }
 
     /** Why a wait for slots gave up: the bus shut down, the thread was interrupted, or the timeout passed. */
     private Throwable waitFailure(CommandMessage<?> first, boolean timed) {

@@ -169,9 +169,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * command is then handled, stored and completed as if dispatched alone: the callback is called exactly once per
      * command, with that command as it left the dispatch interceptors, on the complete stage's thread (or at once on
      * this thread, for a command refused before the ring); one command's failure does not touch the others. When the
-     * ring has no room for a chunk, the full-ring policy applies to the chunk as a whole: {@code BLOCK} waits until
-     * it fits, {@code BLOCK_WITH_TIMEOUT} waits at most the timeout for the whole call, {@code FAIL_FAST} fails the
-     * chunk; a chunk that does not get in fails with every command after it, and those before it stay dispatched.
+     * ring has no room for a chunk: {@code FAIL_FAST} fails the chunk with every command after it (those before it
+     * stay dispatched); {@code BLOCK} waits, asking for fewer slots at a time while the ring stays too full for the
+     * chunk, until every command is in; {@code BLOCK_WITH_TIMEOUT} does the same within one timeout for the whole
+     * call, and fails the commands that found no slot by then.
      * <p>
      * From a pipeline thread (a handler, a callback, a subscribing event handler), or with tracing on (each command
      * needs its own dispatch span), the commands are dispatched one by one, in order, as by {@link #dispatch}.

@@ -130,11 +130,7 @@ class DispatchAllTest {
     @Test
     void underFailFastABulkChunkThatFindsTooFewFreeSlotsFailsWholeAndNothingOfItIsHandled() {
         ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1).fullRingPolicy(FullRingPolicy.FAIL_FAST));
-        ring.bus.subscribe(BLOCK, blockingHandler(release));
-        List<Outcome> blocked = new ArrayList<>();
-        for (int i = 0; i < 14; i++) {
-            blocked.add(ring.send(blockCommand("blocked-" + i)));
-        }
+        List<Outcome> blocked = fillAllButTwoSlots();
         assertThat(ring.bus.remainingCapacity()).isEqualTo(2);
         Calls calls = new Calls();
 
@@ -154,15 +150,11 @@ class DispatchAllTest {
     }
 
     @Test
-    void underBlockWithTimeoutABulkChunkThatFindsNoRoomInTimeFailsWholeOnceTheTimeoutHasPassed() {
+    void underBlockWithTimeoutTheCommandsOfABulkThatFindNoRoomInTimeFailOnceTheTimeoutHasPassed() {
         ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1)
                                            .fullRingPolicy(FullRingPolicy.BLOCK_WITH_TIMEOUT)
                                            .fullRingTimeout(java.time.Duration.ofMillis(200)));
-        ring.bus.subscribe(BLOCK, blockingHandler(release));
-        List<Outcome> blocked = new ArrayList<>();
-        for (int i = 0; i < 14; i++) {
-            blocked.add(ring.send(blockCommand("blocked-" + i)));
-        }
+        List<Outcome> blocked = fillAllButTwoSlots();
         Calls calls = new Calls();
         long started = System.nanoTime();
 
@@ -172,12 +164,49 @@ class DispatchAllTest {
 
         assertThat(System.nanoTime() - started).as("waited for the timeout")
                                                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
-        assertThat(calls.failures).hasSize(3).allSatisfy(failure -> assertThat(failure)
-                .isInstanceOf(RingFullException.class).hasMessageContaining("200 ms"));
+        assertThat(calls.failures).as("the command that found no slot").hasSize(1).allSatisfy(
+                failure -> assertThat(failure).isInstanceOf(RingFullException.class).hasMessageContaining("200 ms"));
         release.countDown();
         blocked.forEach(Outcome::awaitSuccess);
-        assertThat(ring.storedPayloads("a")).isEmpty();
+        assertThat(ring.storedPayloads("a")).as("the first two, which fitted, in their order").hasSize(1);
+        assertThat(ring.storedPayloads("b")).hasSize(1);
+        assertThat(ring.storedPayloads("c")).isEmpty();
         ring.assertStillHandlesValidCommands();
+    }
+
+    @Test
+    void underBlockABulkChunkTheRingHasNoRoomForGoesInFewerAtATimeInsteadOfWaitingForAllAtOnce() throws Exception {
+        ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1).fullRingPolicy(FullRingPolicy.BLOCK));
+        List<Outcome> blocked = fillAllButTwoSlots();
+        Calls calls = new Calls();
+
+        Thread dispatcher = new Thread(() -> ((RingCommandBus) ring.bus).dispatchAll(
+                List.of(asCommandMessage(new Open("a")), asCommandMessage(new Open("b")),
+                        asCommandMessage(new Open("c"))), calls));
+        dispatcher.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (ring.bus.remainingCapacity() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+
+        assertThat(ring.bus.remainingCapacity()).as("the two free slots taken while the third command waits")
+                                                .isZero();
+        release.countDown();
+        dispatcher.join(10_000);
+        blocked.forEach(Outcome::awaitSuccess);
+        calls.awaitTotal(3);
+        assertThat(calls.failures).isEmpty();
+        assertThat(ring.storedPayloads("c")).hasSize(1);
+    }
+
+    /** Sends commands that block in their handler until the ring has only two free slots left. */
+    private List<Outcome> fillAllButTwoSlots() {
+        ring.bus.subscribe(BLOCK, blockingHandler(release));
+        List<Outcome> blocked = new ArrayList<>();
+        while (ring.bus.remainingCapacity() > 2) {
+            blocked.add(ring.send(blockCommand("blocked-" + blocked.size())));
+        }
+        return blocked;
     }
 
     @Test
