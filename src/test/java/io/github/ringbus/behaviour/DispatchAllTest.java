@@ -150,7 +150,8 @@ class DispatchAllTest {
     }
 
     @Test
-    void underBlockWithTimeoutTheCommandsOfABulkThatFindNoRoomInTimeFailOnceTheTimeoutHasPassed() {
+    void underBlockWithTimeoutTheCommandsOfABulkThatFindNoRoomInTimeFailOnceTheTimeoutHasPassed()
+            throws InterruptedException {
         ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1)
                                            .fullRingPolicy(FullRingPolicy.BLOCK_WITH_TIMEOUT)
                                            .fullRingTimeout(java.time.Duration.ofMillis(200)));
@@ -168,6 +169,8 @@ class DispatchAllTest {
                 failure -> assertThat(failure).isInstanceOf(RingFullException.class).hasMessageContaining("200 ms"));
         release.countDown();
         blocked.forEach(Outcome::awaitSuccess);
+        calls.awaitTotal(3); // the two that fitted complete after the blocked commands ahead of them
+        assertThat(calls.failures).hasSize(1);
         assertThat(ring.storedPayloads("a")).as("the first two, which fitted, in their order").hasSize(1);
         assertThat(ring.storedPayloads("b")).hasSize(1);
         assertThat(ring.storedPayloads("c")).isEmpty();
