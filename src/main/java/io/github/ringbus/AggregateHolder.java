@@ -155,6 +155,24 @@ final class AggregateHolder<T> {
     }
 
     /**
+     * Before its commands built on given-up state are handled again ({@link ReRuns}), on the handle stage's thread:
+     * reads the aggregate from the store, which then holds every earlier command of it that will ever be stored, and
+     * starts a new generation, giving up every earlier one (a command of those not handled again fails at the
+     * store).
+     *
+     * @throws Exception when the store cannot be read; nothing is changed then
+     */
+    void restartFromStore() throws Exception {
+        EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
+        int next = Math.max(generation, poisonedGeneration()) + 1;
+        poison(next - 1);
+        generation = next;
+        unstored.clear();
+        aggregate = rebuilt;
+        evictionEpoch = repository.evictionEpoch();
+    }
+
+    /**
      * Records this aggregate's events of the command that just succeeded as handled but not yet stored.
      *
      * @param events the command's events: this aggregate's, and any others the handler published (ignored here)

@@ -6,10 +6,12 @@ import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.MessageHandler;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.axonframework.monitoring.MessageMonitor;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+
 import java.util.ArrayList;
 
 /**
@@ -24,6 +26,12 @@ import java.util.ArrayList;
  * that the shutting-down thread completes.
  */
 final class CommandSlot implements StageTimes {
+
+    /**
+     * How many times one command is run again at most ({@link ReRuns}): a bound on the work that a run of refused
+     * appends of one aggregate can cause.
+     */
+    static final int MOST_RE_RUNS = 16;
 
     private static final VarHandle COMPLETION_CLAIMED;
 
@@ -118,6 +126,10 @@ final class CommandSlot implements StageTimes {
     /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
     private AggregateHolder<?> inPlaceTarget;
     long handledNanos;
+    /** True once the command's handler sent a command (through this bus): it is then never run again. */
+    private boolean sentCommands;
+    /** How many times the command was run again ({@link ReRuns}). */
+    private int reRunCount;
     /**
      * The store shard (store thread) that stores and completes this command: its aggregate's
      * ({@link #storeShardOf}). Written by the handle stage once it knows the aggregate (a creation command without
@@ -297,6 +309,52 @@ final class CommandSlot implements StageTimes {
         return publishFailure;
     }
 
+    // --- running the command again (ReRuns) --------------------------------------------------------------------------
+
+    /** The command's handler sent a command: running it again would send that command twice. Handle stage. */
+    void sentCommands() {
+        sentCommands = true;
+    }
+
+    /**
+     * Whether the command may be handled again, from scratch, on its aggregate as stored ({@link ReRuns}): only when
+     * nothing it did reached beyond its events and its Unit of Work's later phases. Not when its handler sent
+     * commands, when prepare-commit handlers ran (their effects, a deadline scheduled say, happened), when it ran
+     * another aggregate's command in place, when it ran whole (its own repository), or when it was run again
+     * {@link #MOST_RE_RUNS} times. Handle stage, or a store thread before it asks for the re-run.
+     */
+    boolean mayBeReRun() {
+        return !sentCommands && !runsWhole && borrowed.isEmpty() && reRunCount < MOST_RE_RUNS
+                && unitOfWork.preparedWithoutHandlers();
+    }
+
+    /**
+     * Forgets what the last run of the command's handler did, so that it can be handled again: its Unit of Work is
+     * rolled back (rollback handlers run, as for any discarded attempt; commit handlers never will), its events,
+     * result and failure dropped. What the dispatcher and the preload stage wrote stays. Handle stage.
+     *
+     * @param cause why the last run is discarded, for the rollback handlers
+     */
+    void prepareReRun(Throwable cause) {
+        if (unitOfWork.phase() == UnitOfWork.Phase.PREPARE_COMMIT) {
+            unitOfWork.resume();
+            try {
+                unitOfWork.rollback(cause);
+            } catch (RuntimeException | Error rollbackFailure) {
+                // As the complete stage does with a failed rollback: the attempt is discarded whatever its handlers do.
+                cause.addSuppressed(rollbackFailure);
+            }
+        }
+        unitOfWork.forget();
+        reRunCount++;
+        events.clear();
+        result = null;
+        handlerFailure = null;
+        rolledBack = false;
+        generation = 0;
+        handledNanos = 0;
+    }
+
     // --- aggregates of commands run in place from this command's handler (handle stage) ----------------------------
 
     /**
@@ -415,6 +473,8 @@ final class CommandSlot implements StageTimes {
         generation = 0;
         borrowed.clear();
         borrowedGenerations.clear();
+        sentCommands = false;
+        reRunCount = 0;
         inPlaceTarget = null;
         storeFailure = null;
         publishFailure = null;

@@ -46,6 +46,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final WholeCommandRunner wholeCommands;
     /** The number of store shards, to tell each slot which store thread takes it on ({@link CommandSlot#storeShard}). */
     private final int storeShards;
+    /** Where store threads ask this thread to run commands again ({@link ReRuns}). */
+    private final ReRuns reRuns;
+    /** The sequence of the last slot this thread passed (its own or not); -1 before the first. */
+    private long lastPassed = -1;
 
     HandleStage(int segment, int storeShards,
                 List<MessageHandlerInterceptor<? super CommandMessage<?>>> interceptors,
@@ -53,8 +57,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 RingEventStore splitStore,
                 CommandBusSpanFactory spanFactory,
                 boolean timed,
-                TransactionManager transactionManager) {
+                TransactionManager transactionManager,
+                ReRuns reRuns) {
         this.segment = segment;
+        this.reRuns = reRuns;
         this.storeShards = storeShards;
         this.interceptors = interceptors;
         this.rollbackConfiguration = rollbackConfiguration;
@@ -68,6 +74,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
         if (slot.segment != segment) {
+            lastPassed = sequence;
             return;
         }
         try {
@@ -75,7 +82,63 @@ final class HandleStage implements EventHandler<CommandSlot> {
         } finally {
             // After the handler: a creation command that named no target knows its aggregate only now.
             slot.storeShard = slot.storeShardOf(storeShards);
+            lastPassed = sequence;
         }
+    }
+
+    /** Between two batches: runs again what a store thread asked for (nearly always nothing: one queue read). */
+    @Override
+    public void onBatchStart(long batchSize, long queueDepth) {
+        serveReRuns();
+    }
+
+    /** Woken from its wait by a store thread's request ({@link ReRunBarrier}). */
+    @Override
+    public void onTimeout(long sequence) {
+        serveReRuns();
+    }
+
+    private void serveReRuns() {
+        ReRunBarrier barrier = reRuns.barrier(segment);
+        ReRuns.Request request;
+        while (barrier != null && (request = barrier.poll()) != null) {
+            if (!request.start()) {
+                continue; // cancelled: the bus stops
+            }
+            boolean ranAgain = false;
+            try {
+                ranAgain = reRun(request.holder, request.from);
+            } catch (Throwable failure) {
+                // The aggregate could not be read from the store: the store thread fails the command as before.
+                logger.warn("Could not run again the commands of aggregate [{}] built on events the store refused",
+                            request.holder.identifier(), failure);
+            } finally {
+                request.finish(ranAgain);
+            }
+        }
+    }
+
+    /**
+     * Reads the aggregate from the store (which holds every command of it before {@code from} that will ever be
+     * stored) and handles again, in ring order, each of its commands from {@code from} to the last slot this thread
+     * passed, in its own slot, in a new generation. One that may not be run again ({@link CommandSlot#mayBeReRun})
+     * keeps its old generation, given up here, so that the store fails it; the later ones run without it.
+     */
+    private boolean reRun(AggregateHolder<?> holder, long from) throws Exception {
+        holder.restartFromStore();
+        for (long sequence = from; sequence <= lastPassed; sequence++) {
+            CommandSlot slot = reRuns.slot(sequence);
+            if (slot.segment != segment || slot.holder != holder || !slot.mayBeReRun()) {
+                continue;
+            }
+            if (slot.failureBeforeHandler != null) {
+                continue; // never reached its handler: nothing of it depends on the aggregate's state
+            }
+            slot.prepareReRun(ReRuns.discardedRun(slot, holder));
+            handleOwn(slot);
+            slot.storeShard = slot.storeShardOf(storeShards);
+        }
+        return true;
     }
 
     private void handleOwn(CommandSlot slot) {

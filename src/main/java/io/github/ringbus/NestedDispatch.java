@@ -95,6 +95,10 @@ final class NestedDispatch {
      * be dispatched into the ring
      */
     boolean dispatchedHere(CommandMessage<?> command, CommandCallback<Object, Object> callback) {
+        CommandSlot sender = slotHandledOnThisThread();
+        if (sender != null) {
+            sender.sentCommands(); // it is never run again: the command would go out twice (ReRuns)
+        }
         String name = command.getCommandName();
         MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(name);
         if (handler == null) {

@@ -63,6 +63,8 @@ final class Pipeline implements RingStages {
     private final EventHandler<CommandSlot> storeStage;
     /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
     private final List<String> storingThreadNames;
+    /** Runs again the commands handled on top of events the store refused (see ReRuns). */
+    private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
     private final long stageEndGraceNanos;
 
@@ -93,16 +95,20 @@ final class Pipeline implements RingStages {
         LeftInterrupts leftInterrupts = new LeftInterrupts();
         // Every stage runs inside a StageGuard: the Disruptor's processor then never sees a stage fail, and an
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
+        // Commands handled on top of events the store refuses are run again, unless a publish stage runs beside
+        // the store (FULL, one store thread, PARALLEL): it may have handed their first events to subscribers.
+        boolean publishBesideStore = publishSeparately && !afterStore && !compact && storeShards == 1;
+        this.reRuns = new ReRuns(!publishBesideStore, settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed), leftInterrupts);
         List<StagePlan.Stage> handlers = new ArrayList<>();
         for (int segment = 0; segment < settings.handlerThreads(); segment++) {
-            handlers.add(StagePlan.stage("handle-" + segment, new StageGuard(
+            handlers.add(StagePlan.handling("handle-" + segment, new StageGuard(
                     "handle-" + segment, new HandleStage(segment, storeShards, handlerInterceptors,
                                                          settings.rollbackConfiguration(), splitStore,
                                                          settings.spanFactory(), timed,
-                                                         settings.transactionManager()),
-                    leftInterrupts)));
+                                                         settings.transactionManager(), reRuns),
+                    leftInterrupts), reRuns, segment));
         }
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
         // publishes after its store: only what was stored, whatever the mode.
@@ -125,7 +131,9 @@ final class Pipeline implements RingStages {
         // The topology, in one statement each:
         if (compact) {
             // (preload -> handle) -> (store -> [publish] -> complete): two threads; publish only after the store.
-            plan = StagePlan.first(StagePlan.stage("preload-handle", new PreloadThenHandle(preload, handlers.get(0).handler())))
+            plan = StagePlan.first(StagePlan.handling("preload-handle",
+                                                      new PreloadThenHandle(preload, handlers.get(0).handler()),
+                                                      reRuns, 0))
                             .then(shards);
         } else if (storeCompletes) {
             // preload -> handle[0..n) -> shard[0..k) (store -> [publish] -> complete), one shard per share of the
@@ -157,8 +165,10 @@ final class Pipeline implements RingStages {
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
                                          ProducerType.MULTI, waitStrategy(settings.waitStrategy()));
-        disruptor.setDefaultExceptionHandler(new SlotFailureHandler());
-        plan.wireInto(disruptor);
+        SlotFailureHandler failures = new SlotFailureHandler();
+        disruptor.setDefaultExceptionHandler(failures);
+        reRuns.ring(disruptor.getRingBuffer());
+        plan.wireInto(disruptor, failures);
         logger.debug("ringbus stages: {}", plan);
         this.ring = disruptor.getRingBuffer();
     }
@@ -174,11 +184,11 @@ final class Pipeline implements RingStages {
         };
     }
 
-    private static StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,
+    private StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,
                                             LeftInterrupts leftInterrupts) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts);
+                              leftInterrupts, reRuns);
     }
 
     /** Starts the stage threads. */
@@ -329,6 +339,7 @@ final class Pipeline implements RingStages {
         // after start it would halt the ring with commands in it. The complete stage's sequence is the whole truth.
         Backoff.FOR_SHUTDOWN.awaitUntil(() -> completedSequence() >= ring.getCursor(),
                                         System.nanoTime() + timeoutNanos);
+        reRuns.stop(); // before the halt: see ReRunBarrier
         disruptor.halt();
         long deadline = System.nanoTime() + stageEndGraceNanos;
         for (Thread thread : threads.threads()) {

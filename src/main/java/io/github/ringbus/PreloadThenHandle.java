@@ -26,4 +26,15 @@ final class PreloadThenHandle implements EventHandler<CommandSlot> {
         preload.onEvent(slot, sequence, endOfBatch);
         handle.onEvent(slot, sequence, endOfBatch);
     }
+
+    /** The handle stage serves the store thread's re-runs here ({@link ReRuns}). */
+    @Override
+    public void onBatchStart(long batchSize, long queueDepth) {
+        handle.onBatchStart(batchSize, queueDepth);
+    }
+
+    @Override
+    public void onTimeout(long sequence) throws Exception {
+        handle.onTimeout(sequence);
+    }
 }

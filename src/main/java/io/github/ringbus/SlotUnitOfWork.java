@@ -47,6 +47,8 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
      * rollback handler to every Unit of Work, so reusing its map cost a new deque per command.
      */
     private final ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>>[] handlersByPhase;
+    /** False once prepare-commit handlers were registered when the command prepared its commit. */
+    private boolean preparedWithoutHandlers = true;
 
     @SuppressWarnings("unchecked")
     SlotUnitOfWork(CommandSlot slot) {
@@ -129,6 +131,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
             handlers.clear(); // those of phases the last command never reached (its rollback handler, say)
         }
         setPhase(Phase.NOT_STARTED);
+        preparedWithoutHandlers = true;
         resources().clear();
         correlationDataProviders().clear();
     }
@@ -142,7 +145,17 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
      * and the Unit of Work is left in that phase, for the caller to roll it back.
      */
     void prepareCommit() {
+        ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>> handlers = handlersByPhase[Phase.PREPARE_COMMIT.ordinal()];
+        preparedWithoutHandlers = handlers.isEmpty();
         changePhase(Phase.PREPARE_COMMIT);
+    }
+
+    /**
+     * @return true unless prepare-commit handlers ran for the current command (what they did happened, so the
+     * command cannot be handled again as if it never ran; see {@link CommandSlot#mayBeReRun})
+     */
+    boolean preparedWithoutHandlers() {
+        return preparedWithoutHandlers;
     }
 
     /**

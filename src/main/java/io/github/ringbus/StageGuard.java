@@ -56,7 +56,13 @@ final class StageGuard implements EventHandler<CommandSlot> {
 
     @Override
     public void onBatchStart(long batchSize, long queueDepth) {
-        delegate.onBatchStart(batchSize, queueDepth);
+        try {
+            delegate.onBatchStart(batchSize, queueDepth);
+        } catch (Throwable bug) {
+            logger.error("ringbus stage [{}] failed between two batches", stage, bug);
+        } finally {
+            leftInterrupts.clear(stage, null); // a command run again there is user code too
+        }
     }
 
     @Override
@@ -70,8 +76,14 @@ final class StageGuard implements EventHandler<CommandSlot> {
     }
 
     @Override
-    public void onTimeout(long sequence) throws Exception {
-        delegate.onTimeout(sequence);
+    public void onTimeout(long sequence) {
+        try {
+            delegate.onTimeout(sequence);
+        } catch (Throwable bug) {
+            logger.error("ringbus stage [{}] failed while woken from its wait", stage, bug);
+        } finally {
+            leftInterrupts.clear(stage, null);
+        }
     }
 
     @Override

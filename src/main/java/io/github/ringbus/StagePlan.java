@@ -1,5 +1,11 @@
 package io.github.ringbus;
 
+import com.lmax.disruptor.BatchEventProcessor;
+import com.lmax.disruptor.BatchEventProcessorBuilder;
+import com.lmax.disruptor.ExceptionHandler;
+import com.lmax.disruptor.SequenceBarrier;
+import com.lmax.disruptor.dsl.EventProcessorFactory;
+
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.EventHandlerGroup;
@@ -17,8 +23,11 @@ import java.util.List;
  */
 final class StagePlan {
 
-    /** One stage: the handler a Disruptor thread runs, that thread's name (without the bus's prefix). */
-    record Stage(String name, EventHandler<CommandSlot> handler, boolean stores) {
+    /**
+     * One stage: the handler a Disruptor thread runs, that thread's name (without the bus's prefix); for a handler
+     * thread, the {@link ReRuns} whose {@link ReRunBarrier} it waits on, and its segment (else null and -1).
+     */
+    record Stage(String name, EventHandler<CommandSlot> handler, boolean stores, ReRuns reRuns, int segment) {
     }
 
     private final List<List<Stage>> steps;
@@ -45,11 +54,16 @@ final class StagePlan {
     }
 
     static Stage stage(String name, EventHandler<CommandSlot> handler) {
-        return new Stage(name, handler, false);
+        return new Stage(name, handler, false, null, -1);
     }
 
     static Stage storing(String name, EventHandler<CommandSlot> handler) {
-        return new Stage(name, handler, true);
+        return new Stage(name, handler, true, null, -1);
+    }
+
+    /** A stage that handles the commands of {@code segment}: it waits on a barrier through which it gets re-runs. */
+    static Stage handling(String name, EventHandler<CommandSlot> handler, ReRuns reRuns, int segment) {
+        return new Stage(name, handler, false, reRuns, segment);
     }
 
     /**
@@ -66,14 +80,38 @@ final class StagePlan {
                     .map(stage -> prefix + "-" + stage.name()).toList();
     }
 
-    /** Wires the steps into the Disruptor, in order. */
+    /**
+     * Wires the steps into the Disruptor, in order. A step of handler threads gets processors built here, each on a
+     * {@link ReRunBarrier} of its own around the ring's barrier (the Disruptor's own would share one barrier per
+     * step), with the given exception handler, as the Disruptor gives the others.
+     */
     @SuppressWarnings("unchecked")
-    void wireInto(Disruptor<CommandSlot> disruptor) {
+    void wireInto(Disruptor<CommandSlot> disruptor, ExceptionHandler<? super CommandSlot> exceptionHandler) {
         EventHandlerGroup<CommandSlot> group = null;
         for (List<Stage> step : steps) {
-            EventHandler<CommandSlot>[] handlers = step.stream().map(Stage::handler).toArray(EventHandler[]::new);
-            group = group == null ? disruptor.handleEventsWith(handlers) : group.then(handlers);
+            if (step.stream().anyMatch(stage -> stage.reRuns() != null)) {
+                EventProcessorFactory<CommandSlot>[] processors = step.stream()
+                        .map(stage -> processorOf(stage, exceptionHandler)).toArray(EventProcessorFactory[]::new);
+                group = group == null ? disruptor.handleEventsWith(processors) : group.then(processors);
+            } else {
+                EventHandler<CommandSlot>[] handlers = step.stream().map(Stage::handler).toArray(EventHandler[]::new);
+                group = group == null ? disruptor.handleEventsWith(handlers) : group.then(handlers);
+            }
         }
+    }
+
+    private static EventProcessorFactory<CommandSlot> processorOf(Stage stage,
+                                                                  ExceptionHandler<? super CommandSlot> exceptions) {
+        return (ring, barrierSequences) -> {
+            SequenceBarrier barrier = ring.newBarrier(barrierSequences);
+            if (stage.reRuns() != null) {
+                barrier = stage.reRuns().barrierFor(stage.segment(), barrier);
+            }
+            BatchEventProcessor<CommandSlot> processor =
+                    new BatchEventProcessorBuilder().build(ring, barrier, stage.handler());
+            processor.setExceptionHandler(exceptions);
+            return processor;
+        };
     }
 
     @Override

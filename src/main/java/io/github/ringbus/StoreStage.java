@@ -74,6 +74,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean publishOneByOne;
     /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
     private final LeftInterrupts leftInterrupts;
+    /** Runs again the commands built on events this stage refused (see ReRuns). */
+    private final ReRuns reRuns;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -89,8 +91,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
-               LeftInterrupts leftInterrupts) {
+               LeftInterrupts leftInterrupts, ReRuns reRuns) {
         this.leftInterrupts = leftInterrupts;
+        this.reRuns = reRuns;
         this.eventStore = eventStore;
         this.splitStore = splitStore;
         this.transactionManager = transactionManager;
@@ -104,9 +107,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
         if (slot.hasEventsToStore()) {
-            if (isPoisoned(slot)) {
-                slot.storeFailure = poisoned(slot);
-            } else {
+            if (isPoisoned(slot) && !ranAgain(slot)) {
+                failPoisoned(slot);
+            } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
                 batch.add(slot);
                 List<EventMessage<?>> events = slot.events;
                 for (int i = 0; i < events.size(); i++) {
@@ -245,7 +248,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private static void failAll(ArrayDeque<List<CommandSlot>> groups,
                                 IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore, Throwable failure) {
         while (!groups.isEmpty()) {
-            fail(live(next(groups, poisonBefore)), failure);
+            // Nothing is run again: it could not be stored either.
+            for (CommandSlot slot : next(groups, poisonBefore)) {
+                if (isPoisoned(slot)) {
+                    failPoisoned(slot);
+                } else {
+                    fail(List.of(slot), failure);
+                }
+            }
         }
     }
 
@@ -253,17 +263,45 @@ final class StoreStage implements EventHandler<CommandSlot> {
         slot.poisonAggregates();
     }
 
-    /** The commands of a group whose aggregate generation is not poisoned; the others fail here. */
-    private static List<CommandSlot> live(List<CommandSlot> group) {
+    /**
+     * The commands of a group whose aggregate generation is not poisoned, or that were run again on their aggregate
+     * as stored (every group before this one is decided, and a group's poisoned commands of one aggregate are its
+     * first of that aggregate); the others fail here.
+     */
+    private List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
-            if (isPoisoned(slot)) {
-                slot.storeFailure = poisoned(slot);
-            } else {
+            if (isPoisoned(slot) && !reRuns.reRunFrom(slot)) {
+                failPoisoned(slot);
+            } else if (slot.hasEventsToStore()) {
                 live.add(slot);
             }
         }
         return live;
+    }
+
+    /**
+     * Has the command, built on a given-up state of its aggregate, run again on the aggregate as stored, once every
+     * command in hand is stored or failed (so that the store holds every earlier command of the aggregate that will
+     * ever be stored).
+     *
+     * @return true when it ran again and is no longer built on given-up state
+     */
+    private boolean ranAgain(CommandSlot slot) {
+        if (!slot.mayBeReRun()) {
+            return false;
+        }
+        flush();
+        return reRuns.reRunFrom(slot);
+    }
+
+    /**
+     * Fails a command built on a given-up state: nothing of it is stored, and every aggregate its events belong to is
+     * given up too (one it ran a command on in place shares its fate).
+     */
+    private static void failPoisoned(CommandSlot slot) {
+        slot.storeFailure = poisoned(slot);
+        poison(slot);
     }
 
     /**

@@ -21,7 +21,8 @@
  *   <li><b>the pipeline</b>: {@code Pipeline} with its {@code StagePlan} (the ring's shape, stated once), one class per
  *       stage ({@code PreloadStage}, {@code HandleStage} and {@code WholeCommandRunner}, {@code StoreStage},
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
- *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy};</li>
+ *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy}, {@code ReRuns} with its
+ *       {@code ReRunBarrier} (commands built on events the store refused are handled again);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
  *       aggregates in memory ({@code RingRepository}, {@code AggregateHolder}: who owns an aggregate at each moment,
  *       {@code AggregateCache}), routes ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>

@@ -149,7 +149,8 @@ class ArchitectureTest {
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "StoreFailures", "OneByOnePublish",
-                                           "PublishStage", "CompleteStage", "AdaptiveWaitStrategy"));
+                                           "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
+                                           "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",

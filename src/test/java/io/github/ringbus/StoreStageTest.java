@@ -26,7 +26,8 @@ class StoreStageTest {
     private final FaultyStorageEngine engine = new FaultyStorageEngine();
     private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
     private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
-                                                    PipelineMonitor.NONE, true, new LeftInterrupts());
+                                                    PipelineMonitor.NONE, true, new LeftInterrupts(),
+                                                    new ReRuns(false, 1)); // no handler thread here to run again
     private long sequence;
 
     @AfterEach
@@ -153,7 +154,7 @@ class StoreStageTest {
 
     private StoreStage stageWith(TransactionManager transactions) {
         return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
-                              new LeftInterrupts());
+                              new LeftInterrupts(), new ReRuns(false, 1));
     }
 
     @Test

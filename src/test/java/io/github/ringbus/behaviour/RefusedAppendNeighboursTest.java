@@ -1,0 +1,238 @@
+package io.github.ringbus.behaviour;
+
+import io.github.ringbus.PublishMode;
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.Topology;
+import io.github.ringbus.WaitStrategyChoice;
+import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
+import io.github.ringbus.fixtures.FaultyStorageEngine;
+import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.RingbusFixture.Outcome;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+
+/**
+ * When the store refuses one command's events, the commands of the same aggregate that were handled on top of them
+ * while they were on their way are handled again, in their order, on the aggregate as the store has it: only the
+ * refused command fails, as on {@code SimpleCommandBus}, which handles a command only once the one before it is
+ * stored. A command whose first run reached beyond its events (it sent a command, its prepare-commit handlers ran)
+ * is not run again and fails as before.
+ * <p>
+ * Each scenario holds an append of the aggregate in the engine (a deposit of 100 to account "a") while the refused
+ * deposit of 5 and the deposits after it are handled on top of each other, then lets the store go on.
+ */
+class RefusedAppendNeighboursTest {
+
+    private static final Deposited REFUSED = new Deposited("a", 5);
+
+    private RingbusFixture ring;
+
+    @AfterEach
+    void shutDown() {
+        if (ring != null) {
+            ring.engine.releaseAll();
+            ring.close();
+        }
+    }
+
+    static Stream<Arguments> shapes() {
+        return Stream.of(
+                Arguments.of("COMPACT", (UnaryOperator<RingCommandBus.Builder>) b -> b.topology(Topology.COMPACT)),
+                Arguments.of("FULL, 2 handler threads", (UnaryOperator<RingCommandBus.Builder>)
+                        b -> b.topology(Topology.FULL).handlerThreads(2)),
+                Arguments.of("FULL, 3 store threads", (UnaryOperator<RingCommandBus.Builder>)
+                        b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(3)),
+                Arguments.of("FULL, AFTER_STORE", (UnaryOperator<RingCommandBus.Builder>)
+                        b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE)),
+                Arguments.of("COMPACT, PARALLEL (published after the store)", (UnaryOperator<RingCommandBus.Builder>)
+                        b -> b.topology(Topology.COMPACT).publishMode(PublishMode.PARALLEL)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shapes")
+    void onlyTheRefusedCommandFailsAndTheCommandsHandledOnItAreHandledAgainOnWhatIsStored(
+            String shape, UnaryOperator<RingCommandBus.Builder> settings) throws Exception {
+        ring = RingbusFixture.started(settings);
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2, 3);
+
+        assertThat(outcomes.get(0).awaitSuccess()).isEqualTo(100L);
+        assertThat(outcomes.get(1).awaitFailure()).isInstanceOf(IllegalArgumentException.class)
+                                                  .hasMessageContaining(FaultyStorageEngine.INJECTED);
+        assertThat(outcomes.get(2).awaitSuccess()).isEqualTo(102L); // not 107: the 5 is not stored
+        assertThat(outcomes.get(3).awaitSuccess()).isEqualTo(105L);
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 100), new Deposited("a", 2), new Deposited("a", 3));
+        assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L, 3L);
+        assertThat(outcomes).allSatisfy(outcome -> assertThat(outcome.calls()).isEqualTo(1));
+        assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(106L);
+    }
+
+    /**
+     * After the held append is let go nothing else is sent: the handler thread waits for commands, and the store
+     * thread's request must wake it, whatever it waits with.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(WaitStrategyChoice.class)
+    void aWaitingHandlerThreadIsWokenToHandleTheCommandsAgainWhateverItsWaitStrategy(WaitStrategyChoice strategy)
+            throws Exception {
+        ring = RingbusFixture.started(b -> b.topology(Topology.FULL).handlerThreads(1).waitStrategy(strategy));
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2);
+
+        assertThat(outcomes.get(1).awaitFailure()).isInstanceOf(IllegalArgumentException.class);
+        assertThat(outcomes.get(2).awaitSuccess()).isEqualTo(102L);
+    }
+
+    @Test
+    void aCommandWhoseHandlerSentACommandIsNotHandledAgainAndTheCommandsAfterItAre() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
+        ring.sendAndWait(new Open("b"));
+        onDepositOf(2, unitOfWork -> ring.bus.dispatch(asCommandMessage(new Deposit("b", 1))));
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2, 3);
+
+        assertThat(outcomes.get(2).awaitFailure()).isInstanceOf(EventStoreException.class)
+                                                  .hasMessageContaining("failed to be stored");
+        assertThat(outcomes.get(3).awaitSuccess()).isEqualTo(103L); // run again without the 5 and the 2
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 100), new Deposited("a", 3));
+        assertThat(ring.balanceOf("b")).isEqualTo(1L); // sent once, not once per run
+    }
+
+    @Test
+    void aCommandWhosePrepareCommitHandlersRanIsNotHandledAgain() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
+        AtomicInteger prepared = new AtomicInteger();
+        onDepositOf(2, unitOfWork -> unitOfWork.onPrepareCommit(u -> prepared.incrementAndGet()));
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2, 3);
+
+        assertThat(outcomes.get(2).awaitFailure()).isInstanceOf(EventStoreException.class)
+                                                  .hasMessageContaining("failed to be stored");
+        assertThat(outcomes.get(3).awaitSuccess()).isEqualTo(103L);
+        assertThat(prepared).hasValue(1);
+    }
+
+    @Test
+    void theDiscardedRunIsRolledBackAndOnlyTheRunThatIsStoredCommits() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
+        AtomicInteger rolledBack = new AtomicInteger();
+        AtomicInteger committed = new AtomicInteger();
+        onDepositOf(2, unitOfWork -> {
+            unitOfWork.onRollback(u -> rolledBack.incrementAndGet());
+            unitOfWork.afterCommit(u -> committed.incrementAndGet());
+        });
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2);
+
+        assertThat(outcomes.get(2).awaitSuccess()).isEqualTo(102L);
+        assertThat(rolledBack).hasValue(1);
+        assertThat(committed).hasValue(1);
+    }
+
+    /**
+     * One dispatcher sends 1,500 deposits of distinct amounts to one account while the store refuses every 97th:
+     * exactly the refused ones fail, every other one is stored once, in the order it was sent, and each caller is told
+     * the balance of what is stored up to its deposit (so each ran on exactly the deposits stored before it).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shapes")
+    void underLoadOnlyTheRefusedCommandsFailAndTheOthersAreStoredInTheirOrder(
+            String shape, UnaryOperator<RingCommandBus.Builder> settings) {
+        ring = RingbusFixture.started(settings);
+        ring.sendAndWait(new Open("a"));
+        int count = 1_500;
+        for (int amount = 97; amount <= count; amount += 97) {
+            ring.engine.refuse(new Deposited("a", amount));
+        }
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int amount = 1; amount <= count; amount++) {
+            outcomes.add(ring.send(new Deposit("a", amount)));
+        }
+
+        List<Object> expectedStored = new ArrayList<>(List.of(new Opened("a")));
+        long balance = 0;
+        for (int amount = 1; amount <= count; amount++) {
+            Outcome outcome = outcomes.get(amount - 1);
+            if (amount % 97 == 0) {
+                assertThat(outcome.awaitFailure()).as("deposit %d", amount)
+                                                  .isInstanceOf(IllegalArgumentException.class);
+            } else {
+                balance += amount;
+                assertThat(outcome.awaitSuccess()).as("deposit %d", amount).isEqualTo(balance);
+                expectedStored.add(new Deposited("a", amount));
+            }
+            assertThat(outcome.calls()).isEqualTo(1);
+        }
+        assertThat(ring.storedPayloads("a")).containsExactlyElementsOf(expectedStored);
+        assertThat(ring.storedSequenceNumbers("a")).hasSize(expectedStored.size())
+                                                   .isSorted().doesNotHaveDuplicates()
+                                                   .endsWith((long) expectedStored.size() - 1);
+    }
+
+    /**
+     * Opens account "a", holds the append of a deposit of 100 in the engine, sends the refused deposit of 5 and then
+     * the given deposits, waits until all of them were handled (on top of each other, none stored yet), and lets the
+     * store go on.
+     *
+     * @return the outcomes of the 100, the 5 and the given deposits, in that order
+     */
+    private List<Outcome> refuseFiveThenDeposit(long... amounts) throws InterruptedException {
+        ring.sendAndWait(new Open("a"));
+        ring.engine.refuse(REFUSED);
+        CountDownLatch handled = new CountDownLatch(1 + amounts.length);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.accountId().equals("a")
+                    && d.amount() != 100) {
+                handled.countDown();
+            }
+            return result;
+        });
+        HeldAppend held = ring.engine.holdNextAppend();
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(ring.send(new Deposit("a", 100)));
+        held.awaitStarted();
+        outcomes.add(ring.send(new Deposit("a", 5)));
+        for (long amount : amounts) {
+            outcomes.add(ring.send(new Deposit("a", amount)));
+        }
+        assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+        return outcomes;
+    }
+
+    /** Runs {@code action} in the Unit of Work of each run of a deposit of this amount to account "a". */
+    private void onDepositOf(long amount, Consumer<UnitOfWork<?>> action) {
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.accountId().equals("a")
+                    && d.amount() == amount) {
+                action.accept(unitOfWork);
+            }
+            return chain.proceed();
+        });
+    }
+}
