@@ -75,6 +75,11 @@ final class ReRuns {
         return ring.get(sequence);
     }
 
+    /** @return false when no command is ever run again on this bus (a publish stage beside the store) */
+    boolean enabled() {
+        return enabled;
+    }
+
     /** Called before the stage threads are halted: from now on nothing is run again, and no store thread waits. */
     void stop() {
         stopping = true;

@@ -288,8 +288,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @return true when it ran again and is no longer built on given-up state
      */
     private boolean ranAgain(CommandSlot slot) {
-        if (!slot.mayBeReRun()) {
-            return false;
+        if (!reRuns.enabled() || !slot.mayBeReRun()) {
+            return false; // and the batch in hand is not cut short for nothing
         }
         flush();
         return reRuns.reRunFrom(slot);

@@ -12,6 +12,7 @@ import io.github.ringbus.behaviour.Relay.Create;
 import io.github.ringbus.behaviour.Relay.Created;
 import io.github.ringbus.behaviour.Relay.SendThenWait;
 import io.github.ringbus.behaviour.Relay.WaitCatching;
+import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.fixtures.RingbusFixture;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.SimpleCommandBus;
@@ -27,6 +28,10 @@ import org.junit.jupiter.api.function.ThrowingSupplier;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -169,6 +174,46 @@ class WaitingForAnotherAggregateTest {
         assertThat(ring.storedPayloads("other")).containsExactly(new Created("other"));
         assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6))))
                 .as("the other aggregate as the store has it, without the event that failed to be stored")
+                .containsExactly(6L);
+        assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L);
+    }
+
+    /**
+     * The outer command was handled on top of a command of its own aggregate whose events the store then refused, so
+     * it fails at the store (it sent a command, so it is not handled again): the aggregate its nested command ran on
+     * is given up with it, and read from the store before its next command, not left ahead of the store.
+     */
+    @Test
+    void whenTheOuterCommandFailsAsBuiltOnRefusedEventsTheOtherAggregateIsReadFromTheStoreBeforeItsNextCommand()
+            throws Exception {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        gateway.sendAndWait(new Create("r"));
+        gateway.sendAndWait(new Create("other"));
+        ring.engine.refuse(new Added("r", 1));
+        CountDownLatch outerHandled = new CountDownLatch(1);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            if (unitOfWork.getMessage().getPayload() instanceof AddAroundNested) {
+                outerHandled.countDown();
+            }
+            return result;
+        });
+
+        FaultyStorageEngine.HeldAppend held = ring.engine.holdNextAppend();
+        CompletableFuture<Object> gate = gateway.send(new Add("r", 100));
+        held.awaitStarted();
+        CompletableFuture<Object> refused = gateway.send(new Add("r", 1));
+        CompletableFuture<Object> outer = gateway.send(new AddAroundNested("r", 2, new Add("other", 5), 3));
+        assertThat(outerHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(gate.get(10, TimeUnit.SECONDS)).isEqualTo(List.of(100L));
+        assertThat(refused).failsWithin(Duration.ofSeconds(10));
+        assertThat(outer).failsWithin(Duration.ofSeconds(10))
+                         .withThrowableOfType(ExecutionException.class)
+                         .withMessageContaining("failed to be stored");
+        assertThat(noHang(() -> gateway.<List<Long>>sendAndWait(new Add("other", 6))))
+                .as("the other aggregate as the store has it, without the nested command's unstored event")
                 .containsExactly(6L);
         assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L);
     }
