@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -32,6 +33,7 @@ import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * When the store refuses one command's events, the commands of the same aggregate that were handled on top of them
@@ -151,6 +153,59 @@ class RefusedAppendNeighboursTest {
         assertThat(outcomes.get(2).awaitSuccess()).isEqualTo(102L);
         assertThat(rolledBack).hasValue(1);
         assertThat(committed).hasValue(1);
+    }
+
+    /**
+     * The store thread waits for a handler thread that is busy in a handler when the bus shuts down: it gives up the
+     * re-run, the command built on the refused one fails as it did before re-runs existed, and nothing hangs.
+     */
+    @Test
+    void aBusShuttingDownWhileTheHandlerThreadIsBusyFailsTheCommandsBuiltOnTheRefusedOneAsBefore() throws Exception {
+        ring = RingbusFixture.started(b -> b.topology(Topology.COMPACT).shutdownTimeout(Duration.ofMillis(500)));
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch blocking = new CountDownLatch(1);
+        ring.bus.subscribe(RingbusFixture.BLOCK, RingbusFixture.blockingHandler(release));
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            if (unitOfWork.getMessage().getCommandName().equals(RingbusFixture.BLOCK)) {
+                blocking.countDown();
+            }
+            return chain.proceed();
+        });
+        ring.sendAndWait(new Open("a"));
+        ring.engine.refuse(REFUSED);
+        CountDownLatch handled = new CountDownLatch(2);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.amount() != 100) {
+                handled.countDown();
+            }
+            return result;
+        });
+        try {
+            HeldAppend held = ring.engine.holdNextAppend();
+            Outcome gate = ring.send(new Deposit("a", 100));
+            held.awaitStarted();
+            Outcome refused = ring.send(new Deposit("a", 5));
+            Outcome builtOnIt = ring.send(new Deposit("a", 2));
+            // Both handled before the blocking command is sent: the handler thread's batch that held them has ended
+            // (a batch is what was published when it began), so the store thread can take them.
+            assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+            ring.send(RingbusFixture.blockCommand("keeps the handler thread busy"));
+            assertThat(blocking.await(10, TimeUnit.SECONDS)).isTrue();
+            held.release(); // the store thread now asks the busy handler thread to run the deposit of 2 again
+
+            RingbusFixture closing = ring;
+            ring = null;
+            assertTimeoutPreemptively(Duration.ofSeconds(15), closing::close, "the bus hung at shutdown");
+
+            assertThat(gate.awaitSuccess()).isEqualTo(100L);
+            assertThat(refused.awaitFailure()).isInstanceOf(IllegalArgumentException.class);
+            assertThat(builtOnIt.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                                .hasMessageContaining("failed to be stored");
+            assertThat(List.of(gate, refused, builtOnIt)).allSatisfy(o -> assertThat(o.calls()).isEqualTo(1));
+        } finally {
+            release.countDown();
+        }
     }
 
     /**
