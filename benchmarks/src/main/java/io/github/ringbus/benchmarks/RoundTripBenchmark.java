@@ -40,6 +40,14 @@ public class RoundTripBenchmark {
         @Param({"simple", "axon-disruptor-cached", "ringbus"})
         public String bus;
 
+        /**
+         * {@code off}, or {@code stages}: each of the bus's stage threads (named {@code ringbus-*}) pinned to a core of
+         * its own, the dispatching thread to the cores left ({@link ThreadPinning}, Linux, more cores than stage
+         * threads). A measurement of whether pinning pays, not a setting ringbus offers.
+         */
+        @Param({"off"})
+        public String pinning;
+
         BankApplication application;
         DepositBatch deposits;
         long next;
@@ -48,6 +56,13 @@ public class RoundTripBenchmark {
         public void start() {
             application = BankApplication.start(BusChoice.named(bus));
             deposits = new DepositBatch(0);
+            if (pinning.equals("stages")) {
+                // Only ringbus has stage threads of its own; the other buses run on the caller.
+                System.out.println("pinned: " + (bus.startsWith("ringbus")
+                        ? ThreadPinning.pinStagesAndCaller("ringbus-") : "nothing (" + bus + " has no stage threads)"));
+            } else if (!pinning.equals("off")) {
+                throw new IllegalArgumentException("pinning must be off or stages, not " + pinning);
+            }
         }
 
         @TearDown(Level.Trial)
