@@ -90,6 +90,29 @@ class RefusedAppendNeighboursTest {
         assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L, 3L);
         assertThat(outcomes).allSatisfy(outcome -> assertThat(outcome.calls()).isEqualTo(1));
         assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(106L);
+        assertThat(onSimpleCommandBus(100, 5, 2, 3, 1)).as("the same deposits on SimpleCommandBus")
+                .isEqualTo(List.of("100", "IllegalArgumentException", "102", "105", "106"));
+    }
+
+    /**
+     * The reference: the deposits to a new account "a", one after the other, on Axon's SimpleCommandBus over an
+     * engine that refuses the same event.
+     *
+     * @return each deposit's result: the balance, or the simple name of the exception it failed with
+     */
+    private static List<String> onSimpleCommandBus(long... amounts) {
+        FaultyStorageEngine engine = new FaultyStorageEngine();
+        engine.refuse(REFUSED);
+        try (SimpleBusTwin twin = new SimpleBusTwin(engine)) {
+            twin.send(new Open("a"));
+            List<String> results = new ArrayList<>();
+            for (long amount : amounts) {
+                var result = twin.send(new Deposit("a", amount));
+                results.add(result.isExceptional() ? result.exceptionResult().getClass().getSimpleName()
+                                    : String.valueOf(result.getPayload()));
+            }
+            return results;
+        }
     }
 
     /**

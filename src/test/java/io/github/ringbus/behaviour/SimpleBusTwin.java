@@ -8,6 +8,7 @@ import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.MessageHandlerInterceptor;
@@ -26,8 +27,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 final class SimpleBusTwin implements AutoCloseable {
 
-    final EmbeddedEventStore eventStore =
-            EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
+    final EmbeddedEventStore eventStore;
     final SimpleCommandBus bus;
 
     SimpleBusTwin() {
@@ -40,7 +40,17 @@ final class SimpleBusTwin implements AutoCloseable {
 
     /** The twin on a SimpleCommandBus built by the test (with a span factory, say). */
     SimpleBusTwin(SimpleCommandBus bus) {
+        this(bus, new InMemoryEventStorageEngine());
+    }
+
+    /** The twin storing through the given engine (one that refuses some events, say). */
+    SimpleBusTwin(EventStorageEngine engine) {
+        this(SimpleCommandBus.builder().build(), engine);
+    }
+
+    private SimpleBusTwin(SimpleCommandBus bus, EventStorageEngine engine) {
         this.bus = bus;
+        this.eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
         register(Account.class);
         register(Tally.class);
     }
