@@ -319,13 +319,14 @@ final class CommandSlot implements StageTimes {
     /**
      * Whether the command may be handled again, from scratch, on its aggregate as stored ({@link ReRuns}): only when
      * nothing it did reached beyond its events and its Unit of Work's later phases. Not when its handler sent
-     * commands, when prepare-commit handlers ran (their effects, a deadline scheduled say, happened), when it ran
+     * commands or marked its Unit of Work {@link RunOnce}, when prepare-commit handlers ran (their effects, a deadline
+     * scheduled say, happened), when it ran
      * another aggregate's command in place, when it ran whole (its own repository), or when it was run again
      * {@link #MOST_RE_RUNS} times. Handle stage, or a store thread before it asks for the re-run.
      */
     boolean mayBeReRun() {
         return !sentCommands && !runsWhole && borrowed.isEmpty() && reRunCount < MOST_RE_RUNS
-                && unitOfWork.preparedWithoutHandlers();
+                && unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(unitOfWork);
     }
 
     /**

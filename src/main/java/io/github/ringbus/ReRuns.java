@@ -24,7 +24,8 @@ import java.lang.invoke.VarHandle;
  * fails as before; the commands after it are run without it, as if it had failed on its own.
  * <p>
  * <b>Not run again</b> (each fails with the store's "handled on top of events ... that failed to be stored"):
- * a command whose handler sent commands (they went out already and would go out twice), whose Unit of Work ran
+ * a command whose handler sent commands (they went out already and would go out twice) or marked its Unit of Work
+ * {@link RunOnce}, whose Unit of Work ran
  * prepare-commit handlers (a deadline scheduled, say: their effects happened), that ran another aggregate's command
  * in place, that was run again {@link CommandSlot#MOST_RE_RUNS} times already; and every command when a separate publish stage
  * runs side by side with the store ({@link PublishMode#PARALLEL} on the {@link Topology#FULL} topology with one

@@ -46,6 +46,7 @@ class ArchitectureTest {
             "io.github.ringbus.PipelineMonitor",
             "io.github.ringbus.StageTimes",
             "io.github.ringbus.StoreBatchListener",
+            "io.github.ringbus.RunOnce",
             "io.github.ringbus.identifiers.TimeBasedIdentifierFactory",
             "io.github.ringbus.jdbc.JdbcTransactionManager",
             "io.github.ringbus.spring.RingbusAutoConfiguration",
@@ -161,7 +162,7 @@ class ArchitectureTest {
                                              "Backoff", "AnnotatedTargetResolver", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
-                                             "PipelineMonitor", "StageTimes", "StoreBatchListener"));
+                                             "PipelineMonitor", "StageTimes", "StoreBatchListener", "RunOnce"));
     }
 
     @Test

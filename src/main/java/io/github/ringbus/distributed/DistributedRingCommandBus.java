@@ -1,6 +1,7 @@
 package io.github.ringbus.distributed;
 
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.RunOnce;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
@@ -142,6 +143,8 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         if (localShortcut && isOwnedHere(intercepted)) {
             ring.dispatch(intercepted, callback);
         } else {
+            // Sent from a command's handler, it leaves this node: that command must not be handled a second time.
+            RunOnce.markCurrentUnitOfWork();
             bus.dispatch(intercepted, callback);
         }
     }

@@ -2,6 +2,7 @@ package io.github.ringbus.behaviour;
 
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.RunOnce;
 import io.github.ringbus.Topology;
 import io.github.ringbus.WaitStrategyChoice;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
@@ -159,6 +160,18 @@ class RefusedAppendNeighboursTest {
                                                   .hasMessageContaining("failed to be stored");
         assertThat(outcomes.get(3).awaitSuccess()).isEqualTo(103L);
         assertThat(prepared).hasValue(1);
+    }
+
+    @Test
+    void aCommandWhoseHandlerMarkedItsUnitOfWorkRunOnceIsNotHandledAgain() throws Exception {
+        ring = RingbusFixture.started(b -> b.handlerThreads(1));
+        onDepositOf(2, unitOfWork -> RunOnce.markCurrentUnitOfWork());
+
+        List<Outcome> outcomes = refuseFiveThenDeposit(2, 3);
+
+        assertThat(outcomes.get(2).awaitFailure()).isInstanceOf(EventStoreException.class)
+                                                  .hasMessageContaining("failed to be stored");
+        assertThat(outcomes.get(3).awaitSuccess()).isEqualTo(103L);
     }
 
     @Test

@@ -2,10 +2,12 @@ package io.github.ringbus.distributed;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
+import io.github.ringbus.RunOnce;
 import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.config.Configuration;
 import org.axonframework.config.DefaultConfigurer;
@@ -180,6 +182,33 @@ class DistributedRingCommandBusTest {
 
         assertThat(callbackThreadOf(alone, new Open("acc"))).as("answered by the connector's reply")
                                                             .doesNotStartWith("ring-a");
+    }
+
+    /**
+     * A command a handler sends to another node is out of ringbus's sight once sent: the sending command's Unit of
+     * Work is marked {@link RunOnce}, so that ringbus never handles that command a second time (which would send the
+     * other one twice). Here the node has no local short-cut, so every command it sends takes the connector's way.
+     */
+    @Test
+    void aCommandSentFromAHandlerThroughTheConnectorMarksTheSendingCommandRunOnce() throws Exception {
+        int port = freePort();
+        Configuration alone = startNode("a", port, List.of("127.0.0.1:" + port), false);
+        awaitMembers(alone, 1);
+        Map<String, Boolean> marked = new java.util.concurrent.ConcurrentHashMap<>();
+        busOf(alone).localSegment().registerHandlerInterceptor((unitOfWork, chain) -> {
+            Open open = (Open) unitOfWork.getMessage().getPayload();
+            if (open.accountId().equals("sender")) {
+                alone.commandBus().dispatch(GenericCommandMessage.asCommandMessage(new Open("sent")));
+            }
+            Object result = chain.proceed();
+            marked.put(open.accountId(), unitOfWork.resources().containsKey(RunOnce.RESOURCE));
+            return result;
+        });
+
+        alone.commandGateway().sendAndWait(new Open("sender"));
+        alone.commandGateway().sendAndWait(new Open("quiet"));
+
+        assertThat(marked).containsEntry("sender", true).containsEntry("quiet", false);
     }
 
     @Test
