@@ -32,9 +32,11 @@ import java.util.function.Consumer;
  * state of all successful earlier commands. A failure before any {@code apply} costs nothing.
  * <p>
  * <b>Failure in the store.</b> When an append fails, commands handled after it may already have built on its events.
- * The store stage marks the holder's current <em>generation</em> as poisoned and fails every later command of that
- * generation instead of storing it; the handler thread, seeing the mark, rebuilds the aggregate from the store and
- * starts a new generation. Other aggregates are never touched.
+ * The store stage marks the holder's current <em>generation</em> as poisoned and never stores a later command of that
+ * generation as it is: it has the handler thread handle those commands again on the aggregate read from the store, in
+ * a new generation ({@link #restartFromStore}, {@link ReRuns}), or fails those that may not run twice; a handler
+ * thread that sees the mark first rebuilds the aggregate from the store and starts a new generation itself. Other
+ * aggregates are never touched.
  * <p>
  * <b>Eviction.</b> When the bus is asked to drop its cached aggregates ({@link RingCommandBus#evictCachedAggregates},
  * when a node's share of the aggregates changed), the handle stage reads the aggregate from the store again before its

@@ -46,9 +46,10 @@ import java.util.List;
  *     them twice).</li>
  * </ul>
  * Each failed command's aggregate has its current <em>generation</em> poisoned (see {@link AggregateHolder}):
- * later commands that built on the lost events fail here too, including those of the same batch that are still to be
- * tried (they are checked before every attempt), and the next command of the aggregate starts again from what is
- * really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
+ * later commands that built on the lost events, including those of the same batch that are still to be tried (they
+ * are checked before every attempt), are never stored as they are: this stage first stores or fails everything before
+ * them, then has their handler thread handle them again on the aggregate as stored ({@link ReRuns}), or fails those
+ * that may not run twice; the next command of the aggregate starts from what is really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
  * <p>
  * One thread per instance. With several store threads ({@code storeThreads}), each runs an instance of its own for
  * the commands of its shard of the aggregates ({@link StoreShard}): its own transactions, hence its own connection.
