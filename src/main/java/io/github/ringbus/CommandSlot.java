@@ -126,8 +126,6 @@ final class CommandSlot implements StageTimes {
     /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
     private AggregateHolder<?> inPlaceTarget;
     long handledNanos;
-    /** True once the command's handler sent a command (through this bus): it is then never run again. */
-    private boolean sentCommands;
     /** How many times the command was run again ({@link ReRuns}). */
     private int reRunCount;
     /**
@@ -311,21 +309,16 @@ final class CommandSlot implements StageTimes {
 
     // --- running the command again (ReRuns) --------------------------------------------------------------------------
 
-    /** The command's handler sent a command: running it again would send that command twice. Handle stage. */
-    void sentCommands() {
-        sentCommands = true;
-    }
-
     /**
      * Whether the command may be handled again, from scratch, on its aggregate as stored ({@link ReRuns}): only when
-     * nothing it did reached beyond its events and its Unit of Work's later phases. Not when its handler sent
-     * commands or marked its Unit of Work {@link RunOnce}, when prepare-commit handlers ran (their effects, a deadline
-     * scheduled say, happened), when it ran
-     * another aggregate's command in place, when it ran whole (its own repository), or when it was run again
+     * nothing it did reached beyond its events and its Unit of Work's later phases. Not when its Unit of Work is
+     * marked {@link RunOnce} (its handler sent commands, which {@link NestedDispatch} and the distributed bus mark, or
+     * said so itself), when prepare-commit handlers ran (their effects, a deadline scheduled say, happened), when it
+     * ran another aggregate's command in place, when it ran whole (its own repository), or when it was run again
      * {@link #MOST_RE_RUNS} times. Handle stage, or a store thread before it asks for the re-run.
      */
     boolean mayBeReRun() {
-        return !sentCommands && !runsWhole && borrowed.isEmpty() && reRunCount < MOST_RE_RUNS
+        return !runsWhole && borrowed.isEmpty() && reRunCount < MOST_RE_RUNS
                 && unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(unitOfWork);
     }
 
@@ -474,7 +467,6 @@ final class CommandSlot implements StageTimes {
         generation = 0;
         borrowed.clear();
         borrowedGenerations.clear();
-        sentCommands = false;
         reRunCount = 0;
         inPlaceTarget = null;
         storeFailure = null;

@@ -95,10 +95,8 @@ final class NestedDispatch {
      * be dispatched into the ring
      */
     boolean dispatchedHere(CommandMessage<?> command, CommandCallback<Object, Object> callback) {
-        CommandSlot sender = slotHandledOnThisThread();
-        if (sender != null) {
-            sender.sentCommands(); // it is never run again: the command would go out twice (ReRuns)
-        }
+        // A command sent from a handler: that handler's command is never run again, or this one would go out twice.
+        RunOnce.markCurrentUnitOfWork();
         String name = command.getCommandName();
         MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(name);
         if (handler == null) {

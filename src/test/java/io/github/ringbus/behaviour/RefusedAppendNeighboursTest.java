@@ -209,14 +209,7 @@ class RefusedAppendNeighboursTest {
         });
         ring.sendAndWait(new Open("a"));
         ring.engine.refuse(REFUSED);
-        CountDownLatch handled = new CountDownLatch(2);
-        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
-            Object result = chain.proceed();
-            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.amount() != 100) {
-                handled.countDown();
-            }
-            return result;
-        });
+        CountDownLatch handled = handledDeposits(2);
         try {
             HeldAppend held = ring.engine.holdNextAppend();
             Outcome gate = ring.send(new Deposit("a", 100));
@@ -294,15 +287,7 @@ class RefusedAppendNeighboursTest {
     private List<Outcome> refuseFiveThenDeposit(long... amounts) throws InterruptedException {
         ring.sendAndWait(new Open("a"));
         ring.engine.refuse(REFUSED);
-        CountDownLatch handled = new CountDownLatch(1 + amounts.length);
-        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
-            Object result = chain.proceed();
-            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.accountId().equals("a")
-                    && d.amount() != 100) {
-                handled.countDown();
-            }
-            return result;
-        });
+        CountDownLatch handled = handledDeposits(1 + amounts.length);
         HeldAppend held = ring.engine.holdNextAppend();
         List<Outcome> outcomes = new ArrayList<>();
         outcomes.add(ring.send(new Deposit("a", 100)));
@@ -314,6 +299,23 @@ class RefusedAppendNeighboursTest {
         assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
         held.release();
         return outcomes;
+    }
+
+    /**
+     * A latch counted down on the handler thread, after the handler ran, for each deposit to account "a" other than the
+     * held deposit of 100.
+     */
+    private CountDownLatch handledDeposits(int count) {
+        CountDownLatch handled = new CountDownLatch(count);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            if (unitOfWork.getMessage().getPayload() instanceof Deposit d && d.accountId().equals("a")
+                    && d.amount() != 100) {
+                handled.countDown();
+            }
+            return result;
+        });
+        return handled;
     }
 
     /** Runs {@code action} in the Unit of Work of each run of a deposit of this amount to account "a". */
