@@ -29,7 +29,9 @@ import java.util.function.Consumer;
  * <b>Failure in the handler.</b> Axon applies an event to the aggregate as soon as the handler calls {@code apply}.
  * If the handler then throws, the holder rebuilds the aggregate from the store plus its own copy of the events that
  * are handled but not yet stored ({@link #unstored}); later commands for the aggregate wait for nothing and see the
- * state of all successful earlier commands. A failure before any {@code apply} costs nothing.
+ * state of all successful earlier commands. A failure before any {@code apply} costs nothing. If the store cannot be
+ * read then, the aggregate is read again the same way before its next command (which fails if the store still cannot
+ * be read); the earlier commands are stored as handled, never given up for it.
  * <p>
  * <b>Failure in the store.</b> When an append fails, commands handled after it may already have built on its events.
  * The store stage marks the holder's current <em>generation</em> as poisoned and never stores a later command of that
@@ -75,6 +77,11 @@ final class AggregateHolder<T> {
     private long evictionEpoch;
     /** Events handled successfully but not yet known to be stored, oldest first. */
     private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>();
+    /**
+     * Set when a failed command's changes could not be undone (the store could not be read): {@link #aggregate} still
+     * holds them, and the next command reads the aggregate again from the store and {@link #unstored}.
+     */
+    private boolean unrestored;
 
     // --- preload-stage thread --------------------------------------------------------------------------------------
     private long lastSlotSequence = -1;
@@ -138,6 +145,7 @@ final class AggregateHolder<T> {
             EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
             generation = poisoned + 1;
             unstored.clear();
+            unrestored = false;
             aggregate = rebuilt;
         }
         long stored = storedSequenceNumber();
@@ -145,11 +153,14 @@ final class AggregateHolder<T> {
             unstored.pollFirst();
         }
         long requested = repository.evictionEpoch();
-        if (requested != evictionEpoch && identifier != null) {
-            // Another node may have changed it: the store's state, then this node's events not yet stored (those the
-            // store already returned, by sequence number, are skipped). If the read fails, the next command tries again.
-            aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));
+        if ((unrestored || requested != evictionEpoch) && identifier != null) {
+            // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
+            // then this node's events not yet stored (those the store already returned, by sequence number, are
+            // skipped), then those of the command this aggregate is still lent to, if any. If the read fails, this
+            // command fails and the next one tries again.
+            aggregate = repository.readFromStore(identifier, this, notYetStored(this.slot == slot ? slot : null));
             evictionEpoch = requested;
+            unrestored = false;
         }
         this.slot = slot;
         this.aggregateBeforeCommand = aggregate;
@@ -170,6 +181,7 @@ final class AggregateHolder<T> {
         poison(next - 1);
         generation = next;
         unstored.clear();
+        unrestored = false;
         aggregate = rebuilt;
         evictionEpoch = repository.evictionEpoch();
     }
@@ -194,6 +206,11 @@ final class AggregateHolder<T> {
      * Restores the state before the command that just failed. When the command applied no events to this aggregate
      * it is unchanged; when it did not exist before the command, it is absent again; otherwise it is rebuilt from the
      * store and {@link #unstored}.
+     * <p>
+     * When the store cannot be read, the aggregate is left marked as not restored, and its next command reads it
+     * again (from the store and {@link #unstored}, which still holds the earlier commands' events on their way to the
+     * store) before it runs. Nothing is given up: the earlier commands are stored as handled, and no later command
+     * is built on a store that does not hold them yet.
      *
      * @param events the failed command's events (this aggregate's and any others); they are discarded
      * @throws Exception when the store cannot be read
@@ -204,7 +221,9 @@ final class AggregateHolder<T> {
                 // Unchanged, or created by this very command: nothing else can have applied events to it.
                 aggregate = aggregateBeforeCommand;
             } else {
-                aggregate = repository.readFromStore(identifier, this, new ArrayList<>(unstored));
+                unrestored = true;
+                aggregate = repository.readFromStore(identifier, this, notYetStored(null));
+                unrestored = false;
             }
         } finally {
             slot = null;
@@ -217,7 +236,8 @@ final class AggregateHolder<T> {
      * ({@link NestedDispatch}) and failed, its events discarded: the store's state, the events handled but not yet
      * stored, then this aggregate's events among {@code kept} (those of earlier commands run in place from the same
      * handler, which stay with it). Stays bound to the other command's slot when such an earlier command changed it
-     * ({@code stillBorrowed}); otherwise it is unbound, as after any failed command.
+     * ({@code stillBorrowed}); otherwise it is unbound, as after any failed command. When the store cannot be read,
+     * the aggregate's next command reads it again first, as after {@link #commandRolledBack}.
      *
      * @param discarded the failed command's events (this aggregate's and any others)
      * @param kept      the events the other command's slot keeps
@@ -227,14 +247,12 @@ final class AggregateHolder<T> {
                                   boolean stillBorrowed) throws Exception {
         try {
             if (ownsAny(discarded)) {
-                List<DomainEventMessage<?>> replay = new ArrayList<>(unstored);
-                for (int i = 0; i < kept.size(); i++) {
-                    if (owns(kept.get(i))) {
-                        replay.add((DomainEventMessage<?>) kept.get(i));
-                    }
-                }
+                unrestored = true;
+                List<DomainEventMessage<?>> replay = notYetStored(null);
+                addOwned(kept, replay);
                 aggregate = repository.readFromStore(identifier, this, replay);
                 aggregateBeforeCommand = aggregate;
+                unrestored = false;
             }
         } finally {
             if (!stillBorrowed) {
@@ -257,6 +275,27 @@ final class AggregateHolder<T> {
                 && domainEvent.getAggregateIdentifier() != null
                 && domainEvent.getAggregateIdentifier().equals(identifier)
                 && repository.aggregateTypeName().equals(domainEvent.getType());
+    }
+
+    /**
+     * @param lentTo the command this aggregate is still lent to (its events stay with it), or null
+     * @return a new list of the events to replay after the store's: {@link #unstored}, then this aggregate's among
+     * {@code lentTo}'s events
+     */
+    private List<DomainEventMessage<?>> notYetStored(CommandSlot lentTo) {
+        List<DomainEventMessage<?>> replay = new ArrayList<>(unstored);
+        if (lentTo != null) {
+            addOwned(lentTo.events, replay);
+        }
+        return replay;
+    }
+
+    private void addOwned(List<? extends EventMessage<?>> events, List<DomainEventMessage<?>> into) {
+        for (int i = 0; i < events.size(); i++) {
+            if (owns(events.get(i))) {
+                into.add((DomainEventMessage<?>) events.get(i));
+            }
+        }
     }
 
     private boolean ownsAny(List<? extends EventMessage<?>> events) {
@@ -335,9 +374,9 @@ final class AggregateHolder<T> {
 
     /**
      * Marks the aggregate's state of {@code generation} as untrustworthy: called by the store stage when an append
-     * containing events of that generation failed, and by the handle stage when it could not restore the aggregate
-     * after a failed command. Every later command of that generation is failed by the store stage, and the next
-     * command rebuilds the aggregate from the store. Release semantics: the handle stage that sees the mark also
+     * containing events of that generation failed, and by the handle stage before it handles a given-up generation's
+     * commands again ({@link #restartFromStore}). Every later command of that generation is handled again or failed
+     * by the store stage, and the next command rebuilds the aggregate from the store. Release semantics: the handle stage that sees the mark also
      * sees everything done before it.
      *
      * @param generation the generation to give up

@@ -396,8 +396,8 @@ final class CommandSlot implements StageTimes {
 
     /**
      * This command failed and its events are discarded: each borrowed aggregate is restored to its state before the
-     * commands run in place; one that cannot be restored is given up (its generation poisoned), and why is added to
-     * {@code failure}.
+     * commands run in place; one that cannot be restored now is read again before its next command, and why is added
+     * to {@code failure}.
      */
     void borrowedRolledBack(Throwable failure) {
         for (int i = borrowed.size() - 1; i >= 0; i--) {
@@ -406,7 +406,6 @@ final class CommandSlot implements StageTimes {
                 other.commandRolledBack(events);
             } catch (Throwable restoreFailure) {
                 failure.addSuppressed(restoreFailure);
-                other.poison(borrowedGenerations.get(i));
             }
         }
     }

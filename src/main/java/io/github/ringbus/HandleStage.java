@@ -331,8 +331,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 holder.commandRolledBack(slot.events);
             }
         } catch (Throwable restoreFailure) {
+            // Not restored: the aggregate's next command reads it again, with the earlier commands' events still on
+            // their way to the store (giving the generation up instead would build on a store without them).
             failure.addSuppressed(restoreFailure);
-            holder.poison(slot.generation);
         } finally {
             // Aggregates that commands run in place from this handler changed lose those changes with it.
             slot.borrowedRolledBack(failure);

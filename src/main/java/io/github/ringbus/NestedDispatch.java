@@ -190,9 +190,8 @@ final class NestedDispatch {
                     try {
                         holder.inPlaceCommandRolledBack(discarded, outer.events, changedBefore);
                     } catch (Exception restoreFailure) {
-                        // Not restored: given up, so that its next command reads it from the store.
+                        // Not restored: its next command reads it again first (AggregateHolder#beginCommand).
                         result.exceptionResult().addSuppressed(restoreFailure);
-                        holder.poison(generation);
                     }
                 } else {
                     outer.borrow(holder, generation);

@@ -7,6 +7,7 @@ import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
@@ -411,5 +412,57 @@ class StoreFailureTest {
         assertThat(unreadable).hasMessageContaining(FaultyStorageEngine.INJECTED);
         assertThat(balance).isEqualTo(11L);
         assertThat(ring.storedSequenceNumbers("reread")).containsExactly(0L, 1L);
+    }
+
+    @Test
+    void aFailedCommandWhoseAggregateCannotBeReadBackKeepsTheEarlierCommandsStillOnTheirWayToTheStore()
+            throws InterruptedException {
+        ring = RingbusFixture.started();
+        ring.sendAndWait(new Open("inflight"));
+        CountDownLatch afterDepositHandled = handledLatch(1, 7L);
+        HeldAppend held = ring.engine.holdNextAppend();
+        Outcome earlier = ring.send(new Deposit("inflight", 5));
+        held.awaitStarted(); // deposit 5 is in the store's append, not yet stored
+        ring.engine.failNextRead();
+        Outcome failing = ring.send(new DepositThenFail("inflight", 1000)); // its restore cannot read the store
+
+        Outcome after = ring.send(new Deposit("inflight", 7));
+        assertThat(afterDepositHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(earlier.awaitSuccess()).isEqualTo(5L);
+        assertThat(failing.awaitFailure()).hasMessageContaining("fails on purpose");
+        assertThat(after.awaitSuccess()).as("deposit 7 built on deposit 5, as on SimpleCommandBus").isEqualTo(12L);
+        assertThat(ring.storedPayloads("inflight")).containsExactly(
+                new Opened("inflight"), new Deposited("inflight", 5), new Deposited("inflight", 7));
+        assertThat(ring.storedSequenceNumbers("inflight")).containsExactly(0L, 1L, 2L);
+    }
+
+    @Test
+    void whileAFailedCommandsAggregateStillCannotBeReadTheNextCommandFailsAndTheOneAfterBuildsOnEverythingHandled()
+            throws InterruptedException {
+        ring = RingbusFixture.started();
+        ring.sendAndWait(new Open("unreadable"));
+        CountDownLatch lastHandled = handledLatch(1, 9L);
+        HeldAppend held = ring.engine.holdNextAppend();
+        Outcome earlier = ring.send(new Deposit("unreadable", 5));
+        held.awaitStarted();
+        ring.engine.failNextRead(); // the failed command's restore
+        ring.engine.failNextRead(); // the next command's read before it runs
+        Outcome failing = ring.send(new DepositThenFail("unreadable", 1000));
+
+        Outcome unreadable = ring.send(new Deposit("unreadable", 7));
+        Outcome last = ring.send(new Deposit("unreadable", 9));
+        assertThat(lastHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(earlier.awaitSuccess()).isEqualTo(5L);
+        assertThat(failing.awaitFailure()).hasMessageContaining("fails on purpose");
+        assertThat(unreadable.awaitFailure()).hasMessageContaining(FaultyStorageEngine.INJECTED)
+                                             .hasMessageContaining("reading aggregate unreadable");
+        assertThat(last.awaitSuccess()).isEqualTo(14L);
+        assertThat(ring.storedPayloads("unreadable")).containsExactly(
+                new Opened("unreadable"), new Deposited("unreadable", 5), new Deposited("unreadable", 9));
+        assertThat(ring.storedSequenceNumbers("unreadable")).containsExactly(0L, 1L, 2L);
     }
 }

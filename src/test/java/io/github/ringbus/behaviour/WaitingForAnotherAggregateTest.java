@@ -14,6 +14,7 @@ import io.github.ringbus.behaviour.Relay.SendThenWait;
 import io.github.ringbus.behaviour.Relay.WaitCatching;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.fixtures.RingbusFixture;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
@@ -216,6 +217,48 @@ class WaitingForAnotherAggregateTest {
                 .as("the other aggregate as the store has it, without the nested command's unstored event")
                 .containsExactly(6L);
         assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L);
+    }
+
+    /**
+     * The nested command fails after applying an event, and its aggregate cannot be read back from the store at that
+     * moment, while an earlier command of that aggregate is still on its way to the store: the aggregate's next
+     * command reads it again with that earlier command's events, as SimpleCommandBus would have it.
+     */
+    @Test
+    void aNestedCommandWhoseAggregateCannotBeReadBackAfterItFailedKeepsTheEarlierCommandsStillOnTheirWayToTheStore()
+            throws Exception {
+        CommandGateway gateway = startRing(Topology.COMPACT);
+        gateway.sendAndWait(new Create("r"));
+        gateway.sendAndWait(new Create("other"));
+        CountDownLatch outerHandled = new CountDownLatch(1);
+        CountDownLatch nextHandled = new CountDownLatch(1);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            Object result = chain.proceed();
+            Object payload = unitOfWork.getMessage().getPayload();
+            if (payload instanceof WaitCatching) {
+                outerHandled.countDown();
+            } else if (new Add("other", 8).equals(payload)) {
+                nextHandled.countDown();
+            }
+            return result;
+        });
+        FaultyStorageEngine.HeldAppend held = ring.engine.holdNextAppend();
+        CompletableFuture<Object> earlier = gateway.send(new Add("other", 5));
+        held.awaitStarted(); // Added(other, 5) is in the store's append, not yet stored
+        ring.engine.failNextRead();
+        CompletableFuture<Object> outer = gateway.send(new WaitCatching("r", new AddThenFail("other", 7)));
+        assertThat(outerHandled.await(10, TimeUnit.SECONDS)).isTrue(); // dispatched after it, so it runs in place
+        CompletableFuture<Object> next = gateway.send(new Add("other", 8));
+        assertThat(nextHandled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+
+        assertThat(earlier.get(10, TimeUnit.SECONDS)).isEqualTo(List.of(5L));
+        assertThat(outer.get(10, TimeUnit.SECONDS)).asInstanceOf(InstanceOfAssertFactories.THROWABLE)
+                                                   .hasMessageContaining("fails after adding 7");
+        assertThat(next.get(10, TimeUnit.SECONDS)).isEqualTo(List.of(5L, 8L));
+        assertThat(ring.storedPayloads("other"))
+                .containsExactly(new Created("other"), new Added("other", 5), new Added("other", 8));
+        assertThat(ring.storedSequenceNumbers("other")).containsExactly(0L, 1L, 2L);
     }
 
     @Test
