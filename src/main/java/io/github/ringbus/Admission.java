@@ -81,10 +81,9 @@ final class Admission {
             }
             int attempt = 0;
             while (highest < 0) {
-                if (!lifecycle.slotsMayFree() || Thread.currentThread().isInterrupted()
-                        || (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0)) {
-                    failFrom(commands, from, count, callback, monitorCallbacks,
-                             waitFailure(commands[from], deadline != Long.MAX_VALUE));
+                Throwable stop = whyStopWaiting(commands[from], deadline, true);
+                if (stop != null) {
+                    failFrom(commands, from, count, callback, monitorCallbacks, stop);
                     return;
                 }
                 if (++attempt % SHRINK_AFTER_ATTEMPTS == 0 && chunk > 1) {
@@ -123,20 +122,33 @@ final class Admission {
 
     private static final int LARGEST_CLAIM = 256;
 
-    /** Why a wait for slots gave up: the bus shut down, the thread was interrupted, or the timeout passed. */
-    private Throwable waitFailure(CommandMessage<?> first, boolean timed) {
+    /**
+     * Whether a dispatcher waiting for slots must give up, and why: the bus shut down (so the ring may never free
+     * one), the dispatching thread was interrupted (a park returns at once while the flag is set, so waiting on would
+     * spin; the flag is left set for its owner), or the deadline passed.
+     *
+     * @param first    the (first) command waiting
+     * @param deadline {@link System#nanoTime()} at which to give up; {@link Long#MAX_VALUE}: never
+     * @param many     whether {@code first} waits with the commands after it ({@code dispatchAll})
+     * @return the failure to give the waiting command(s), or null to wait on
+     */
+    private Throwable whyStopWaiting(CommandMessage<?> first, long deadline, boolean many) {
         if (!lifecycle.slotsMayFree()) {
-            return new ShutdownInProgressException("RingCommandBus shut down while command [" + first.getCommandName()
-                                                           + "] and those dispatched after it with dispatchAll waited "
-                                                           + "for free slots; they were not handled");
+            return new ShutdownInProgressException(
+                    "RingCommandBus shut down while command [" + first.getCommandName() + "] " + (many
+                            ? "and those dispatched after it with dispatchAll waited for free slots; they were"
+                            : "waited for a free slot; it was") + " not handled");
         }
         if (Thread.currentThread().isInterrupted()) {
             return ringFull(first, "the dispatching thread [" + Thread.currentThread().getName() + "] was "
-                    + "interrupted while it waited for them; the commands were not handled, and the thread's "
-                    + "interrupt flag is left set");
+                    + "interrupted while it waited for " + (many ? "them; the commands were" : "one; the command was")
+                    + " not handled, and the thread's interrupt flag is left set");
         }
-        return ringFull(first, "they stayed taken for " + Duration.ofNanos(fullRingTimeoutNanos).toMillis()
-                + " ms (while dispatchAll waited for room for many commands at once)");
+        if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
+            return ringFull(first, "they stayed taken for " + Duration.ofNanos(fullRingTimeoutNanos).toMillis()
+                    + " ms" + (many ? " (while dispatchAll waited for room for many commands at once)" : ""));
+        }
+        return null;
     }
 
     private long claim(CommandMessage<?> command, CommandCallback<?, ?> callback,
@@ -167,30 +179,16 @@ final class Admission {
      * and in any case only as long as the ring can still free one, so that a shutdown whose ring cannot drain in time
      * does not leave this dispatcher parked for ever. An interrupt of the dispatching thread ends the wait as it ends
      * any blocking call: the command fails with a {@link RingFullException} that says so, nothing of it enters the
-     * ring, and the thread's interrupt flag stays set for its owner (a park returns at once while it is set, so
-     * waiting on would spin).
+     * ring, and the thread's interrupt flag stays set for its owner ({@link #whyStopWaiting}).
      */
     private long waitForSlot(CommandMessage<?> command, CommandCallback<?, ?> callback,
                              MessageMonitor.MonitorCallback monitorCallback, long deadline) {
-        boolean timed = deadline != Long.MAX_VALUE;
         int attempt = 0;
         long sequence;
         while ((sequence = pipeline.tryClaim()) < 0) {
-            if (!lifecycle.slotsMayFree()) {
-                fail(command, callback, monitorCallback, new ShutdownInProgressException(
-                        "RingCommandBus shut down while command [" + command.getCommandName()
-                                + "] waited for a free slot; it was not handled"));
-                return -1;
-            }
-            if (Thread.currentThread().isInterrupted()) {
-                fail(command, callback, monitorCallback, ringFull(command, "the dispatching thread ["
-                        + Thread.currentThread().getName() + "] was interrupted while it waited for one; the command "
-                        + "was not handled, and the thread's interrupt flag is left set"));
-                return -1;
-            }
-            if (timed && System.nanoTime() - deadline >= 0) {
-                fail(command, callback, monitorCallback, ringFull(command, "they stayed taken for "
-                        + Duration.ofNanos(fullRingTimeoutNanos).toMillis() + " ms"));
+            Throwable stop = whyStopWaiting(command, deadline, false);
+            if (stop != null) {
+                fail(command, callback, monitorCallback, stop);
                 return -1;
             }
             Backoff.FOR_SLOT.idle(attempt++);
