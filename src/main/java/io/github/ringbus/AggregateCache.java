@@ -31,6 +31,11 @@ final class AggregateCache<T> {
         return holders.get(identifier);
     }
 
+    /** @return true when the aggregate is cached; leaves the order of eviction as it is */
+    boolean contains(String identifier) {
+        return holders.containsKey(identifier);
+    }
+
     void put(String identifier, AggregateHolder<T> holder) {
         holders.put(identifier, holder);
         if (holders.size() > maximumSize) {

@@ -22,6 +22,11 @@ final class Defaults {
     static final Duration FULL_RING_TIMEOUT = Duration.ofSeconds(1);
     static final PublishMode PUBLISH_MODE = PublishMode.IN_TRANSACTION;
     static final int CACHE_SIZE = 100_000;
+    /**
+     * Threads reading aggregates missing from the cache ahead of their commands: reads wait for the store (a
+     * database round trip each), so more of them than cores pay off, bounded by the connections they take.
+     */
+    static final int READ_AHEAD_THREADS = 4;
     static final int MAX_STORE_BATCH_EVENTS = 1024;
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     static final String THREAD_NAME_PREFIX = "ringbus";

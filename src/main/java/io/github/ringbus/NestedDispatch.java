@@ -165,7 +165,7 @@ final class NestedDispatch {
         AggregateHolder<?> holder;
         int generation;
         try {
-            holder = repository.preload(target, false, false, outer.sequence);
+            holder = repository.preload(target, false, false, outer.sequence, null);
             if (holder == null) {
                 throw new AggregateNotFoundException(target, "The aggregate was not found in the event store");
             }

@@ -100,7 +100,8 @@ final class Pipeline implements RingStages {
         boolean publishBesideStore = publishSeparately && !afterStore && !compact && storeShards == 1;
         this.reRuns = new ReRuns(!publishBesideStore, settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
-                "preload", new PreloadStage(routes, settings.handlerThreads(), timed), leftInterrupts);
+                "preload", new PreloadStage(routes, settings.handlerThreads(), timed, reRuns::slot,
+                                            settings.readAheadThreads() > 0), leftInterrupts);
         List<StagePlan.Stage> handlers = new ArrayList<>();
         for (int segment = 0; segment < settings.handlerThreads(); segment++) {
             handlers.add(StagePlan.handling("handle-" + segment, new StageGuard(

@@ -8,12 +8,21 @@ import org.axonframework.modelling.command.IdentifierMissingException;
 import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import com.lmax.disruptor.EventHandler;
 
+import java.util.ArrayList;
+import java.util.function.LongFunction;
+
 /**
  * Stage 1: finds each command's handler and target aggregate, puts the aggregate in memory (from the cache, or read
  * from the event store on a miss) and assigns the command to the handle-stage thread that owns the aggregate.
  * <p>
  * One thread, in ring order; it is the only thread that reads or writes the aggregate caches. A command for which
  * no handler, no target or no aggregate is found carries that failure to completion and is not handled.
+ * <p>
+ * <b>Reads ahead.</b> When an aggregate is missing from the cache, before reading it the stage looks at the commands
+ * of its batch behind this one (at most {@value #LOOK_AHEAD} of them) and starts reading, on the bus's
+ * {@link ColdReads} threads, every other missing aggregate they need ({@link RingRepository#readAhead}); their
+ * commands then find the read done or under way. Reads not taken by the end of the batch are dropped. A bus whose
+ * aggregates are all cached never looks ahead: the cost is paid on misses only.
  */
 final class PreloadStage implements EventHandler<CommandSlot> {
 
@@ -27,6 +36,18 @@ final class PreloadStage implements EventHandler<CommandSlot> {
     private final CommandRoutes routes;
     private final int handlerThreads;
     private final boolean timed;
+    /** The ring's slots by sequence: the commands behind the one being preloaded, for reads ahead. */
+    private final LongFunction<CommandSlot> slots;
+    /** Whether missing aggregates are read ahead at all. */
+    private final boolean readsAhead;
+    /** Run by a repository before it reads a missing aggregate on this thread (allocated once). */
+    private final Runnable lookAhead = this::readAheadOfMiss;
+    /** The repositories with reads ahead started in the current batch. */
+    private final ArrayList<RingRepository<?>> readingAhead = new ArrayList<>();
+    /** The sequence being preloaded, the last of the current batch, and the last whose command was looked at. */
+    private long current = -1;
+    private long batchEnd = -1;
+    private long lookedAheadTo = -1;
     private final ClassValue<Boolean> instanceCommandHandlers = new ClassValue<>() {
         @Override
         protected Boolean computeValue(Class<?> type) {
@@ -34,23 +55,92 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         }
     };
 
-    PreloadStage(CommandRoutes routes, int handlerThreads, boolean timed) {
+    /**
+     * @param routes         where commands go
+     * @param handlerThreads how many handler threads share the aggregates
+     * @param timed          whether each slot records when it was preloaded
+     * @param slots          the ring's slots by sequence (read only for commands already published)
+     * @param readsAhead     whether missing aggregates are read ahead ({@link ColdReads#enabled()})
+     */
+    PreloadStage(CommandRoutes routes, int handlerThreads, boolean timed, LongFunction<CommandSlot> slots,
+                 boolean readsAhead) {
         this.routes = routes;
         this.handlerThreads = handlerThreads;
         this.timed = timed;
+        this.slots = slots;
+        this.readsAhead = readsAhead;
+    }
+
+    /** The batch's slots are published up to {@code current + batchSize}: the commands a look-ahead may read. */
+    @Override
+    public void onBatchStart(long batchSize, long queueDepth) {
+        batchEnd = current + batchSize;
+        dropReadsAhead(); // none left by an earlier batch; cheap when empty
     }
 
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
+        current = sequence;
         try {
             preload(slot, sequence);
         } catch (Throwable failure) {
             slot.failureBeforeHandler = failure;
+        } finally {
+            if (endOfBatch) {
+                dropReadsAhead();
+            }
         }
         if (timed) {
             slot.preloadedNanos = System.nanoTime();
         }
     }
+
+    /**
+     * A miss at {@link #current}: starts reading the missing aggregates of the batch's next commands, from the first
+     * not looked at yet, at most {@value #LOOK_AHEAD} behind this one. Resolving their targets runs user code (the
+     * target resolver) a second time; whatever it throws only means no read ahead for that command, which meets the
+     * failure again when it is preloaded itself.
+     */
+    private void readAheadOfMiss() {
+        if (!readsAhead) {
+            return;
+        }
+        long to = Math.min(batchEnd, current + LOOK_AHEAD);
+        for (long sequence = Math.max(current, lookedAheadTo) + 1; sequence <= to; sequence++) {
+            try {
+                readAheadFor(slots.apply(sequence).command);
+            } catch (Throwable noReadAhead) {
+                // Left to the command's own preload.
+            }
+        }
+        lookedAheadTo = Math.max(lookedAheadTo, to);
+    }
+
+    private void readAheadFor(CommandMessage<?> command) {
+        String commandName = command.getCommandName();
+        CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(commandName);
+        if (route == null || route.createsWithoutRead() || routes.handlerFor(commandName) == null) {
+            return;
+        }
+        CommandTargetResolver targetResolver = route.repository().targetResolver();
+        String identifier = route.createsAggregate()
+                ? targetOrNull(targetResolver, command)
+                : targetResolver.resolveTarget(command).getIdentifier();
+        if (identifier != null && route.repository().readAhead(identifier)
+                && !readingAhead.contains(route.repository())) {
+            readingAhead.add(route.repository());
+        }
+    }
+
+    private void dropReadsAhead() {
+        for (int i = 0; i < readingAhead.size(); i++) {
+            readingAhead.get(i).discardReadsAhead();
+        }
+        readingAhead.clear();
+    }
+
+    /** How far behind a missing aggregate's command the preload stage looks for more to read ahead. */
+    static final int LOOK_AHEAD = 256;
 
     private void preload(CommandSlot slot, long sequence) throws Exception {
         CommandMessage<?> command = slot.command;
@@ -88,7 +178,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             return;
         }
         AggregateHolder<?> holder = route.repository().preload(
-                identifier, route.createsAggregate(), route.createsWithoutRead(), sequence);
+                identifier, route.createsAggregate(), route.createsWithoutRead(), sequence, lookAhead);
         if (holder == null) {
             slot.failureBeforeHandler = new AggregateNotFoundException(
                     identifier, "The aggregate was not found in the event store");

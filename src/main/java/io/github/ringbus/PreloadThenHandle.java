@@ -27,9 +27,10 @@ final class PreloadThenHandle implements EventHandler<CommandSlot> {
         handle.onEvent(slot, sequence, endOfBatch);
     }
 
-    /** The handle stage serves the store thread's re-runs here ({@link ReRuns}). */
+    /** The preload stage learns the batch's end (reads ahead); the handle stage serves re-runs here ({@link ReRuns}). */
     @Override
     public void onBatchStart(long batchSize, long queueDepth) {
+        preload.onBatchStart(batchSize, queueDepth);
         handle.onBatchStart(batchSize, queueDepth);
     }
 

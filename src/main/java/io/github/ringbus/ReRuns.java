@@ -72,6 +72,7 @@ final class ReRuns {
         this.ring = ring;
     }
 
+    /** @return the ring's slot of {@code sequence} (also how the preload stage looks at the commands behind it) */
     CommandSlot slot(long sequence) {
         return ring.get(sequence);
     }

@@ -32,6 +32,8 @@ final class RingAggregates {
     private final CommandRoutes routes;
     private final EventStore eventStore;
     private final int cacheSize;
+    /** The bus's threads reading missing aggregates ahead of the preload stage. */
+    private final ColdReads coldReads;
     private final LongSupplier completedSequence;
     /** The bus's requests to drop its cached aggregates. */
     private final CacheEvictions evictions = new CacheEvictions();
@@ -43,13 +45,15 @@ final class RingAggregates {
     /** Puts messages sent to an aggregate outside a command (deadlines) in the ring. */
     private final BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery;
 
-    RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, LongSupplier completedSequence,
+    RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, ColdReads coldReads,
+                   LongSupplier completedSequence,
                    OffPipelineSnapshots snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
                    CommandTargetResolver busTargetResolver,
                    BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery) {
         this.routes = routes;
         this.eventStore = eventStore;
         this.cacheSize = cacheSize;
+        this.coldReads = coldReads;
         this.completedSequence = completedSequence;
         this.snapshots = snapshots;
         this.busSnapshotTrigger = busSnapshotTrigger;
@@ -90,7 +94,7 @@ final class RingAggregates {
                 : snapshots.offPipeline(snapshotTrigger);
         RingRepository<A> repository = new RingRepository<>(
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
-                cacheSize, completedSequence, targetResolver, evictions);
+                cacheSize, completedSequence, targetResolver, evictions, coldReads);
         repository.deliverThrough(delivery);
         routes.register(repository);
         return repository;

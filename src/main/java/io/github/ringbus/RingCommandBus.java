@@ -116,12 +116,17 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.pipeline = new Pipeline(settings, routes, handlerInterceptors);
         // Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown.
         OffPipelineSnapshots snapshots = new OffPipelineSnapshots(settings.threadNamePrefix() + "-snapshot");
-        this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), snapshots::close);
+        // Where missing aggregates are read ahead of the preload stage; closed once the stages stopped.
+        ColdReads coldReads = new ColdReads(settings.readAheadThreads(), settings.threadNamePrefix());
+        this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), () -> {
+            coldReads.close();
+            snapshots.close();
+        });
         this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
         this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),
                                          settings.rollbackConfiguration(), pipeline,
                                          settings.topology() == Topology.COMPACT);
-        this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(),
+        this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
                                              settings.commandTargetResolver(), this::deliver);
@@ -572,6 +577,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private Duration fullRingTimeout = Defaults.FULL_RING_TIMEOUT;
         private PublishMode publishMode = Defaults.PUBLISH_MODE;
         private int cacheSize = Defaults.CACHE_SIZE;
+        private int readAheadThreads = Defaults.READ_AHEAD_THREADS;
         private int maxStoreBatchEvents = Defaults.MAX_STORE_BATCH_EVENTS;
         private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
         private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
@@ -694,6 +700,21 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         public Builder cacheSize(int cacheSize) {
             check(cacheSize >= 1, "cacheSize must be positive, but was " + cacheSize);
             this.cacheSize = cacheSize;
+            return this;
+        }
+
+        /**
+         * How many aggregates missing from the cache may be read from the event store at once, ahead of their
+         * commands: when the preload stage misses an aggregate, it starts reading the other missing aggregates of the
+         * commands behind it on threads of their own (each read takes a database connection while it runs), instead
+         * of reading them one after another on its thread. Matters when the aggregates in use outnumber
+         * {@link #cacheSize}, and after a start. Between 0 (every missing aggregate read by the preload stage itself)
+         * and 64; default 4. The threads start with the first such read and end after 30 s without one.
+         */
+        public Builder readAheadThreads(int readAheadThreads) {
+            check(readAheadThreads >= 0 && readAheadThreads <= 64,
+                  "readAheadThreads must be between 0 and 64, but was " + readAheadThreads);
+            this.readAheadThreads = readAheadThreads;
             return this;
         }
 
@@ -848,7 +869,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology, defaultStoreThreads),
                     chosenTopology,
                     waitStrategy, fullRingPolicy,
-                    fullRingTimeout, publishMode, cacheSize, maxStoreBatchEvents, commandTargetResolver,
+                    fullRingTimeout, publishMode, cacheSize, readAheadThreads, maxStoreBatchEvents,
+                    commandTargetResolver,
                     transactionManager, rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
                     shutdownTimeout, pipelineMonitor, spanFactory));

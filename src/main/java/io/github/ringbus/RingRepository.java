@@ -34,11 +34,15 @@ import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import org.axonframework.modelling.command.inspection.AggregateModel;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -79,6 +83,15 @@ final class RingRepository<T> implements Repository<T> {
     private final AggregateCache<T> cache;
     /** The bus's requests to read its aggregates from the store again ({@link AggregateHolder#beginCommand}). */
     private final CacheEvictions evictions;
+    /** The bus's threads that read missing aggregates ahead of the preload stage. */
+    private final ColdReads coldReads;
+    /**
+     * Aggregates missing from the cache whose read from the store runs ahead of their command ({@link #readAhead}),
+     * by identifier; preload-stage thread only, emptied at the end of each of its batches.
+     */
+    private final HashMap<String, ReadAhead<T>> readsAhead = new HashMap<>();
+    /** The aggregate {@link #preload} is about to read itself while the preload stage looks ahead; or null. */
+    private String readingHere;
     private final Map<String, Boolean> createsAggregateByCommandName;
     /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
     private final Set<String> createdWithoutRead;
@@ -111,11 +124,12 @@ final class RingRepository<T> implements Repository<T> {
                           LongSupplier completedSequence,
                           CommandTargetResolver targetResolver) {
         this(model, aggregateFactory, eventStore, repositoryProvider, snapshotTriggerDefinition, cacheSize,
-             completedSequence, targetResolver, CacheEvictions.NONE);
+             completedSequence, targetResolver, CacheEvictions.NONE, ColdReads.NONE);
     }
 
     /**
-     * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()}).
+     * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()})
+     * and its threads for reads ahead.
      */
     RingRepository(AggregateModel<T> model,
                    AggregateFactory<T> aggregateFactory,
@@ -125,7 +139,8 @@ final class RingRepository<T> implements Repository<T> {
                    int cacheSize,
                    LongSupplier completedSequence,
                    CommandTargetResolver targetResolver,
-                   CacheEvictions evictions) {
+                   CacheEvictions evictions,
+                   ColdReads coldReads) {
         this.aggregateType = aggregateFactory.getAggregateType();
         this.model = Objects.requireNonNull(model, "model");
         this.aggregateFactory = aggregateFactory;
@@ -134,6 +149,7 @@ final class RingRepository<T> implements Repository<T> {
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.evictions = evictions;
+        this.coldReads = Objects.requireNonNull(coldReads, "coldReads");
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
                 ? AggregateCommandNames.alwaysCreating(model) : Set.of();
@@ -229,22 +245,109 @@ final class RingRepository<T> implements Repository<T> {
      * @param withoutRead  whether the command always creates the aggregate and the store refuses a second creation
      *                     ({@link #createsWithoutRead}): then a miss reads nothing
      * @param slotSequence the ring sequence of the command's slot
+     * @param onMiss       run before this thread reads a missing aggregate itself (the preload stage then starts
+     *                     reading the missing aggregates of the commands behind this one, {@link #readAhead}); may
+     *                     be null
      * @return the holder, or null when the aggregate does not exist and the command cannot create it
      * @throws Exception when the event store cannot be read
      */
-    AggregateHolder<T> preload(String identifier, boolean creates, boolean withoutRead, long slotSequence)
-            throws Exception {
+    AggregateHolder<T> preload(String identifier, boolean creates, boolean withoutRead, long slotSequence,
+                               Runnable onMiss) throws Exception {
         AggregateHolder<T> holder = cache.get(identifier);
         if (holder == null) {
-            holder = new AggregateHolder<>(this, identifier);
-            holder.loaded(withoutRead ? null : readFromStore(identifier, holder, List.of()));
+            // Whatever enters the cache takes the read ahead of it, if any, or drops it: a read ahead is used only
+            // by the first holder of its aggregate since it started, so no command of that aggregate can have been
+            // handled (and stored) after the read began.
+            ReadAhead<T> ahead = readsAhead.isEmpty() ? null : readsAhead.remove(identifier);
+            if (withoutRead) {
+                holder = new AggregateHolder<>(this, identifier);
+                holder.loaded(null);
+            } else if (ahead != null) {
+                holder = ahead.holder();
+                holder.loaded(ahead.await());
+            } else {
+                if (onMiss != null) {
+                    readingHere = identifier; // not read ahead as well
+                    try {
+                        onMiss.run();
+                    } finally {
+                        readingHere = null;
+                    }
+                }
+                holder = new AggregateHolder<>(this, identifier);
+                holder.loaded(readFromStore(identifier, holder, List.of()));
+            }
             if (holder.aggregate() == null && !creates) {
                 return null;
             }
+            // Referenced before it is cached: the cache never drops a holder whose command is still in the ring, and
+            // one put while every older holder is in flight would otherwise be dropped at once (its next command
+            // would then read the store before this one's events are there).
+            holder.referencedBy(slotSequence);
             cache.put(identifier, holder);
         }
         holder.referencedBy(slotSequence);
         return holder;
+    }
+
+    /**
+     * Starts reading from the store, on the bus's {@link ColdReads} threads, an aggregate that a command behind the
+     * one being preloaded needs and that is not in the cache; {@link #preload} takes the result when that command
+     * comes. Preload-stage thread only. Safe because the aggregate is missing from the cache: every command of it
+     * that came before is complete (the cache never drops an aggregate with a command in the ring), so the store
+     * holds all this node will ever store of it until a holder of it enters the cache again, which takes this read
+     * or drops it.
+     *
+     * @param identifier the aggregate's identifier
+     * @return true when a read was started; false when the aggregate is cached, already being read (ahead, or by
+     * the miss that looks ahead), or reads ahead are off
+     */
+    boolean readAhead(String identifier) {
+        if (!coldReads.enabled() || cache.contains(identifier) || readsAhead.containsKey(identifier)
+                || identifier.equals(readingHere)) {
+            return false;
+        }
+        AggregateHolder<T> holder = new AggregateHolder<>(this, identifier);
+        CompletableFuture<EventSourcedAggregate<T>> read;
+        try {
+            read = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return readFromStore(identifier, holder, List.of());
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            }, coldReads.executor());
+        } catch (RejectedExecutionException closed) {
+            return false; // the bus is shutting down: its command reads for itself, if it still runs
+        }
+        readsAhead.put(identifier, new ReadAhead<>(holder, read));
+        return true;
+    }
+
+    /**
+     * Drops the reads ahead that no command took (their aggregate entered the cache another way first, or their
+     * command failed before it reached it); a read still running finishes unused. Preload-stage thread, at the end
+     * of each of its batches.
+     */
+    void discardReadsAhead() {
+        readsAhead.clear();
+    }
+
+    /** An aggregate's holder and the read of its events, started ahead of its command. */
+    private record ReadAhead<T>(AggregateHolder<T> holder, CompletableFuture<EventSourcedAggregate<T>> read) {
+
+        /** Waits for the read (not interruptibly, as a read on this thread would) and returns its result. */
+        EventSourcedAggregate<T> await() throws Exception {
+            try {
+                return read.join();
+            } catch (CompletionException failed) {
+                Throwable cause = failed.getCause() == null ? failed : failed.getCause();
+                if (cause instanceof Exception exception) {
+                    throw exception;
+                }
+                throw (Error) cause;
+            }
+        }
     }
 
     /**

@@ -32,6 +32,7 @@ record RingSettings(EventStore eventStore,
                     Duration fullRingTimeout,
                     PublishMode publishMode,
                     int cacheSize,
+                    int readAheadThreads,
                     int maxStoreBatchEvents,
                     CommandTargetResolver commandTargetResolver,
                     TransactionManager transactionManager,
@@ -56,7 +57,8 @@ record RingSettings(EventStore eventStore,
                 + storeThreads + " store thread(s) (" + threadNamePrefix + "-*), wait strategy " + waitStrategy + ", publish mode " + publishMode
                 + ", store batches of up to " + maxStoreBatchEvents + " events per transaction ("
                 + transactionManager.getClass().getSimpleName() + "), ring of " + ringSize + " slots, "
-                + fullRingPolicy + " when full, cache of " + cacheSize + " aggregates per type, event store "
+                + fullRingPolicy + " when full, cache of " + cacheSize + " aggregates per type (" + readAheadThreads
+                + " thread(s) reading missing ones ahead), event store "
                 + eventStore.getClass().getSimpleName();
     }
 

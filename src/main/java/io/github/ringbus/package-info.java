@@ -25,7 +25,8 @@
  *       {@code ReRunBarrier} (commands built on events the store refused are handled again);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
  *       aggregates in memory ({@code RingRepository}, {@code AggregateHolder}: who owns an aggregate at each moment,
- *       {@code AggregateCache}), routes ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
+ *       {@code AggregateCache}, {@code ColdReads}: missing aggregates read ahead of their commands), routes
+ *       ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
  *   <li><b>the adapters</b> of what Axon does not make public: {@code AxonInternals}, {@code AggregateConfigurerSettings},
  *       off-pipeline snapshots;</li>
  *   <li>and, used by all, <b>the vocabulary</b>: settings ({@code RingSettings}, {@code Defaults}), the public enums,

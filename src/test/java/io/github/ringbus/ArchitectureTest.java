@@ -152,7 +152,7 @@ class ArchitectureTest {
                                            "StoreShard", "StoreStage", "StoreFailures", "OneByOnePublish",
                                            "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
-        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
+        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
                                             "PipelineThreads"));

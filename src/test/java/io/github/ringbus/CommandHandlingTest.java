@@ -73,6 +73,31 @@ class CommandHandlingTest {
     }
 
     @Test
+    void aCacheSmallerThanTheAggregatesInFlightNeverReadsAnAggregateWhoseCommandsAreStillInTheRing() {
+        try (RingbusFixture small = RingbusFixture.started(b -> b.cacheSize(1).readAheadThreads(0))) {
+            for (int account = 0; account < 3; account++) {
+                small.sendAndWait(new Open("small-" + account));
+            }
+            List<CompletableFuture<CommandResultMessage<Object>>> results = new ArrayList<>();
+            for (long amount = 1; amount <= 600; amount++) {
+                results.add(small.sendForResult(new Deposit("small-" + (amount % 3), amount)));
+            }
+
+            long[] balances = new long[3];
+            for (int i = 0; i < results.size(); i++) {
+                long amount = i + 1;
+                balances[(int) (amount % 3)] += amount;
+                assertThat(results.get(i).join().getPayload()).as("deposit %d", amount)
+                                                              .isEqualTo(balances[(int) (amount % 3)]);
+            }
+            for (int account = 0; account < 3; account++) {
+                assertThat(small.storedSequenceNumbers("small-" + account))
+                        .containsExactlyElementsOf(LongStream.rangeClosed(0, 200).boxed().collect(Collectors.toList()));
+            }
+        }
+    }
+
+    @Test
     void handlerFailureAfterApplyReachesTheCallbackAndLeavesNoTrace() {
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Deposit("a", 10));

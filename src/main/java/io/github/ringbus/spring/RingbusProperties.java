@@ -78,6 +78,12 @@ public class RingbusProperties implements Validator {
     /** The most aggregates of each type kept in memory. Positive. */
     private Integer cacheSize;
 
+    /**
+     * How many aggregates missing from the cache may be read from the event store at once, ahead of their commands
+     * (each read takes a database connection while it runs). 0 to 64; 0 reads each on the preload stage's thread.
+     */
+    private Integer readAheadThreads;
+
     /** The most events the store stage appends in one call and transaction. Positive. */
     private Integer maxStoreBatchEvents;
 
@@ -153,6 +159,8 @@ public class RingbusProperties implements Validator {
                       RingCommandBus.Builder::fullRingTimeout);
         visitor.visit("publish-mode", "publishMode", publishMode, RingCommandBus.Builder::publishMode);
         visitor.visit("cache-size", "cacheSize", cacheSize, RingCommandBus.Builder::cacheSize);
+        visitor.visit("read-ahead-threads", "readAheadThreads", readAheadThreads,
+                      RingCommandBus.Builder::readAheadThreads);
         visitor.visit("max-store-batch-events", "maxStoreBatchEvents", maxStoreBatchEvents,
                       RingCommandBus.Builder::maxStoreBatchEvents);
         visitor.visit("shutdown-timeout", "shutdownTimeout", shutdownTimeout,
@@ -272,6 +280,16 @@ public class RingbusProperties implements Validator {
     /** @param cacheSize the most aggregates of each type kept in memory */
     public void setCacheSize(Integer cacheSize) {
         this.cacheSize = cacheSize;
+    }
+
+    /** @return how many missing aggregates may be read ahead at once, or null for the default */
+    public Integer getReadAheadThreads() {
+        return readAheadThreads;
+    }
+
+    /** @param readAheadThreads how many missing aggregates may be read ahead at once (0 to 64) */
+    public void setReadAheadThreads(Integer readAheadThreads) {
+        this.readAheadThreads = readAheadThreads;
     }
 
     /** @return the most events appended in one store call, or null when not set (the builder\'s default applies) */

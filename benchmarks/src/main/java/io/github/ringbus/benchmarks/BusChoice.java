@@ -75,6 +75,14 @@ public enum BusChoice {
     RINGBUS_STORE_8("ringbus-store-8", false, configuration -> RingBusFactory.withStoreThreads(
             configuration.eventStore(), transactions(configuration), 8)),
 
+    /**
+     * ringbus whose aggregate cache holds a tenth of the bank's accounts: most commands find their aggregate
+     * missing and it is read from the event store first (the cold reads of a working set larger than the cache, or
+     * of the first minutes after a restart).
+     */
+    RINGBUS_COLD("ringbus-cold", false, configuration -> RingBusFactory.withCacheSize(
+            configuration.eventStore(), transactions(configuration), BankApplication.ACCOUNTS / 10)),
+
     /** ringbus with two handler threads (FULL topology); see {@link RingBusFactory#tuned}. */
     RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(
             configuration.eventStore(), transactions(configuration))),

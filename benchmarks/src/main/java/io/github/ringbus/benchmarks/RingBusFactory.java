@@ -68,6 +68,16 @@ public final class RingBusFactory {
                              .build();
     }
 
+    /** ringbus as it comes but with an aggregate cache of the given size (per aggregate type). */
+    public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
+                                               int cacheSize) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .cacheSize(cacheSize)
+                             .build();
+    }
+
     /**
      * ringbus with two handler threads (so the {@code FULL} topology): the best settings found by tuning on 2 cores
      * before the {@code COMPACT} topology existed (docs/benchmarks.md); since then the defaults (one handler thread,
