@@ -126,6 +126,15 @@ class BuilderValidationTest {
                 .hasMessageEndingWith("but was " + cacheSize);
     }
 
+    @ParameterizedTest(name = "readAheadThreads({0})")
+    @ValueSource(ints = {-1, 65})
+    void readAheadThreadsOutsideZeroToSixtyFourIsRefusedNamingTheSettingAndTheValue(int readAheadThreads) {
+        assertThatThrownBy(() -> RingCommandBus.builder().readAheadThreads(readAheadThreads))
+                .isInstanceOf(AxonConfigurationException.class)
+                .hasMessageContaining("readAheadThreads must be between 0 and 64")
+                .hasMessageEndingWith("but was " + readAheadThreads);
+    }
+
     @ParameterizedTest(name = "maxStoreBatchEvents({0})")
     @ValueSource(ints = {0, -1})
     void nonPositiveMaxStoreBatchEventsIsRefusedNamingTheSettingAndTheValue(int maxStoreBatchEvents) {

@@ -81,7 +81,15 @@ public enum BusChoice {
      * of the first minutes after a restart).
      */
     RINGBUS_COLD("ringbus-cold", false, configuration -> RingBusFactory.withCacheSize(
-            configuration.eventStore(), transactions(configuration), BankApplication.ACCOUNTS / 10)),
+            configuration.eventStore(), transactions(configuration), BankApplication.ACCOUNTS / 10, 4)),
+
+    /** As {@code ringbus-cold}, every missing aggregate read by the preload stage itself (no reads ahead). */
+    RINGBUS_COLD_SERIAL("ringbus-cold-serial", false, configuration -> RingBusFactory.withCacheSize(
+            configuration.eventStore(), transactions(configuration), BankApplication.ACCOUNTS / 10, 0)),
+
+    /** As {@code ringbus-cold}, with 16 read-ahead threads. */
+    RINGBUS_COLD_16("ringbus-cold-16", false, configuration -> RingBusFactory.withCacheSize(
+            configuration.eventStore(), transactions(configuration), BankApplication.ACCOUNTS / 10, 16)),
 
     /** ringbus with two handler threads (FULL topology); see {@link RingBusFactory#tuned}. */
     RINGBUS_TUNED("ringbus-tuned", false, configuration -> RingBusFactory.tuned(

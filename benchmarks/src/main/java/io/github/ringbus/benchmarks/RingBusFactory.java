@@ -68,13 +68,17 @@ public final class RingBusFactory {
                              .build();
     }
 
-    /** ringbus as it comes but with an aggregate cache of the given size (per aggregate type). */
+    /**
+     * ringbus as it comes but with an aggregate cache of the given size (per aggregate type) and the given number of
+     * threads reading missing aggregates ahead of their commands.
+     */
     public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
-                                               int cacheSize) {
+                                               int cacheSize, int readAheadThreads) {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .cacheSize(cacheSize)
+                             .readAheadThreads(readAheadThreads)
                              .build();
     }
 
