@@ -3,6 +3,7 @@ package io.github.ringbus;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.config.Configuration;
 import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.GenericAggregateFactory;
@@ -34,6 +35,8 @@ final class RingAggregates {
     private final int cacheSize;
     /** The bus's threads reading missing aggregates ahead of the preload stage. */
     private final ColdReads coldReads;
+    /** The bus's transaction manager: each read of an aggregate runs in one transaction of it. */
+    private final TransactionManager readTransactions;
     private final LongSupplier completedSequence;
     /** The bus's requests to drop its cached aggregates. */
     private final CacheEvictions evictions = new CacheEvictions();
@@ -46,7 +49,7 @@ final class RingAggregates {
     private final BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery;
 
     RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, ColdReads coldReads,
-                   LongSupplier completedSequence,
+                   TransactionManager readTransactions, LongSupplier completedSequence,
                    OffPipelineSnapshots snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
                    CommandTargetResolver busTargetResolver,
                    BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery) {
@@ -54,6 +57,7 @@ final class RingAggregates {
         this.eventStore = eventStore;
         this.cacheSize = cacheSize;
         this.coldReads = coldReads;
+        this.readTransactions = readTransactions;
         this.completedSequence = completedSequence;
         this.snapshots = snapshots;
         this.busSnapshotTrigger = busSnapshotTrigger;
@@ -94,7 +98,7 @@ final class RingAggregates {
                 : snapshots.offPipeline(snapshotTrigger);
         RingRepository<A> repository = new RingRepository<>(
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
-                cacheSize, completedSequence, targetResolver, evictions, coldReads);
+                cacheSize, completedSequence, targetResolver, evictions, coldReads, readTransactions);
         repository.deliverThrough(delivery);
         routes.register(repository);
         return repository;

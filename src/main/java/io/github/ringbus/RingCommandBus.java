@@ -127,7 +127,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                          settings.rollbackConfiguration(), pipeline,
                                          settings.topology() == Topology.COMPACT);
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
-                                             pipeline::completedSequence, snapshots,
+                                             settings.transactionManager(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
                                              settings.commandTargetResolver(), this::deliver);
     }

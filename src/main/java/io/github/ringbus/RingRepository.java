@@ -4,6 +4,9 @@ import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.callbacks.FutureCallback;
 import org.axonframework.commandhandling.CommandMessageHandlingMember;
+import org.axonframework.common.transaction.NoTransactionManager;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.AggregateDeletedException;
 import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
@@ -85,6 +88,8 @@ final class RingRepository<T> implements Repository<T> {
     private final CacheEvictions evictions;
     /** The bus's threads that read missing aggregates ahead of the preload stage. */
     private final ColdReads coldReads;
+    /** The transactions each read of an aggregate runs in (the bus's transaction manager). */
+    private final TransactionManager readTransactions;
     /**
      * Aggregates missing from the cache whose read from the store runs ahead of their command ({@link #readAhead}),
      * by identifier; preload-stage thread only, emptied at the end of each of its batches.
@@ -124,12 +129,12 @@ final class RingRepository<T> implements Repository<T> {
                           LongSupplier completedSequence,
                           CommandTargetResolver targetResolver) {
         this(model, aggregateFactory, eventStore, repositoryProvider, snapshotTriggerDefinition, cacheSize,
-             completedSequence, targetResolver, CacheEvictions.NONE, ColdReads.NONE);
+             completedSequence, targetResolver, CacheEvictions.NONE, ColdReads.NONE, NoTransactionManager.INSTANCE);
     }
 
     /**
-     * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()})
-     * and its threads for reads ahead.
+     * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()}),
+     * its threads for reads ahead and its transaction manager (each read of an aggregate runs in a transaction of it).
      */
     RingRepository(AggregateModel<T> model,
                    AggregateFactory<T> aggregateFactory,
@@ -140,7 +145,8 @@ final class RingRepository<T> implements Repository<T> {
                    LongSupplier completedSequence,
                    CommandTargetResolver targetResolver,
                    CacheEvictions evictions,
-                   ColdReads coldReads) {
+                   ColdReads coldReads,
+                   TransactionManager readTransactions) {
         this.aggregateType = aggregateFactory.getAggregateType();
         this.model = Objects.requireNonNull(model, "model");
         this.aggregateFactory = aggregateFactory;
@@ -150,6 +156,7 @@ final class RingRepository<T> implements Repository<T> {
         this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.evictions = evictions;
         this.coldReads = Objects.requireNonNull(coldReads, "coldReads");
+        this.readTransactions = Objects.requireNonNull(readTransactions, "readTransactions");
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
                 ? AggregateCommandNames.alwaysCreating(model) : Set.of();
@@ -366,12 +373,36 @@ final class RingRepository<T> implements Repository<T> {
 
     /**
      * Reads the aggregate's events from the store, followed by the given events that are handled but perhaps not yet
-     * stored (events the store already returned are skipped by sequence number).
+     * stored (events the store already returned are skipped by sequence number). The whole read (snapshot look-up and
+     * every batch of events) runs in one transaction of the bus's transaction manager: Axon's JDBC and JPA engines
+     * otherwise run each of those steps in a transaction of its own (a connection taken and committed each time).
+     * Any thread; nothing of this repository's state is written.
      *
      * @return the aggregate, or null when there is no event of it
      */
     EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
                                            List<DomainEventMessage<?>> unstored) throws Exception {
+        if (readTransactions == NoTransactionManager.INSTANCE) {
+            return read(identifier, holder, unstored);
+        }
+        Transaction transaction = readTransactions.startTransaction();
+        EventSourcedAggregate<T> aggregate;
+        try {
+            aggregate = read(identifier, holder, unstored);
+        } catch (Throwable failure) {
+            try {
+                transaction.rollback();
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            throw failure;
+        }
+        transaction.commit(); // read only; a participating transaction's commit does nothing
+        return aggregate;
+    }
+
+    private EventSourcedAggregate<T> read(String identifier, AggregateHolder<T> holder,
+                                          List<DomainEventMessage<?>> unstored) throws Exception {
         DomainEventStream stream = eventStore.readEvents(identifier);
         if (!unstored.isEmpty()) {
             stream = DomainEventStream.concat(stream, DomainEventStream.of(unstored));

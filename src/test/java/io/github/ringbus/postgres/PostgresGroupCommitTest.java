@@ -1,5 +1,6 @@
 package io.github.ringbus.postgres;
 
+import io.github.ringbus.Topology;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.DepositThenFail;
 import io.github.ringbus.fixtures.AccountCommands.Open;
@@ -49,6 +50,29 @@ class PostgresGroupCommitTest extends OnPostgres {
         assertThat(PostgresRing.readFresh(server, "cold"))
                 .extracting(DomainEventMessage::getSequenceNumber).containsExactly(0L, 1L, 2L, 3L);
         assertThat(PostgresRing.storedDeposits(server, "cold")).containsExactly(5L, 7L, 1L);
+    }
+
+    /**
+     * Axon's JDBC engine reads the snapshot and then the events (in batches), each in a transaction of its own when
+     * none is under way; ringbus runs the whole read in one: one connection taken, one commit.
+     */
+    @Test
+    void aMissingAggregateIsReadInOneTransaction() {
+        try (PostgresRing first = new PostgresRing(server)) {
+            first.sendAndWait(new Open("one-read"));
+            for (int i = 1; i <= 150; i++) { // more events than one batch of the engine's (100)
+                first.sendAndWait(new Deposit("one-read", 1));
+            }
+        }
+
+        try (PostgresRing second = new PostgresRing(server, null, b -> b.topology(Topology.COMPACT)
+                                                                         .handlerThreads(1))) {
+            second.connectionsTaken.clear();
+            assertThat(second.sendAndWait(new Deposit("one-read", 1)).getPayload()).isEqualTo(151L);
+
+            assertThat(second.connectionsTaken.get("ringbus-preload-handle"))
+                    .as("connections the preload stage took to read the aggregate").hasValue(1);
+        }
     }
 
     @Test

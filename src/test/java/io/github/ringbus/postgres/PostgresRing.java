@@ -43,6 +43,8 @@ final class PostgresRing implements AutoCloseable {
     final ConcurrentLinkedQueue<int[]> batches = new ConcurrentLinkedQueue<>();
     /** Commands that reached the handler (whatever it did); counted on the handler threads. */
     final AtomicInteger handled = new AtomicInteger();
+    /** Connections taken from the pool through the transaction manager, by the name of the thread that took each. */
+    final java.util.Map<String, AtomicInteger> connectionsTaken = new java.util.concurrent.ConcurrentHashMap<>();
 
     PostgresRing(PostgresServer server) {
         this(server, null, b -> b);
@@ -56,7 +58,7 @@ final class PostgresRing implements AutoCloseable {
     PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
                  UnaryOperator<RingCommandBus.Builder> settings) {
         this.pool = server.pool(8);
-        this.transactions = new JdbcTransactionManager(pool);
+        this.transactions = new JdbcTransactionManager(countingConnections(pool, connectionsTaken));
         this.storeTransactions = new CountingTransactionManager(transactions);
         this.engine = PostgresServer.engine(transactions, hook, serializer);
         this.eventStore = RingEventStore.builder().storageEngine(engine).build();
@@ -147,6 +149,24 @@ final class PostgresRing implements AutoCloseable {
                                            .collect(Collectors.toList());
     }
 
+    /** The pool, counting the connections each thread takes from it. */
+    private static javax.sql.DataSource countingConnections(javax.sql.DataSource pool,
+                                                            java.util.Map<String, AtomicInteger> taken) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                PostgresRing.class.getClassLoader(), new Class<?>[]{javax.sql.DataSource.class},
+                (proxy, method, arguments) -> {
+                    if (method.getName().equals("getConnection")) {
+                        taken.computeIfAbsent(Thread.currentThread().getName(), t -> new AtomicInteger())
+                             .incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(pool, arguments);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
     /**
      * Counts the transactions it starts and commits (the store stage's, when given to the bus), and runs an optional
      * action just before each commit.
@@ -162,9 +182,16 @@ final class PostgresRing implements AutoCloseable {
             this.delegate = delegate;
         }
 
+        /**
+         * Counts (and runs {@link #beforeCommit} in) the store stage's transactions only: the bus also reads each
+         * missing aggregate in a transaction of this manager, on other threads.
+         */
         @Override
         public Transaction startTransaction() {
             Transaction transaction = delegate.startTransaction();
+            if (!Thread.currentThread().getName().contains("-store")) {
+                return transaction;
+            }
             started.incrementAndGet();
             return new Transaction() {
                 @Override
