@@ -96,33 +96,20 @@ class ReadAheadTest {
     @Test
     void commandsOfOneAggregateBehindAMissUseOneReadAndRunInDispatchOrderOnIt() throws InterruptedException {
         ring = coldRing(4);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch holding = new CountDownLatch(1);
-        Registration gate = holdThePreloadStage(holding, release);
-        try {
-            Outcome gateOutcome = ring.send(RingbusFixture.blockCommand("gate"));
-            assertThat(holding.await(10, TimeUnit.SECONDS)).isTrue();
-            List<Outcome> deposits = new ArrayList<>();
-            for (long amount = 1; amount <= 30; amount++) {
-                deposits.add(ring.send(new Deposit("cold-" + (amount % 3), amount)));
-            }
-            release.countDown();
-            gateOutcome.awaitSuccess();
 
-            long[] balances = {100, 100, 100};
-            for (int i = 0; i < deposits.size(); i++) {
-                long amount = i + 1;
-                balances[(int) (amount % 3)] += amount;
-                assertThat(deposits.get(i).awaitSuccess()).as("deposit %d", amount)
-                                                          .isEqualTo(balances[(int) (amount % 3)]);
-            }
-            assertThat(ring.engine.readingThreads()).as("one read for each of the three accounts").hasSize(3);
-            for (int account = 0; account < 3; account++) {
-                assertThat(ring.storedSequenceNumbers("cold-" + account))
-                        .containsExactlyElementsOf(LongStream.rangeClosed(0, 11).boxed().collect(Collectors.toList()));
-            }
-        } finally {
-            gate.cancel();
+        List<Outcome> deposits = sendAsOneBatch(1, 30, amount -> new Deposit("cold-" + (amount % 3), amount));
+
+        long[] balances = {100, 100, 100};
+        for (int i = 0; i < deposits.size(); i++) {
+            long amount = i + 1;
+            balances[(int) (amount % 3)] += amount;
+            assertThat(deposits.get(i).awaitSuccess()).as("deposit %d", amount)
+                                                      .isEqualTo(balances[(int) (amount % 3)]);
+        }
+        assertThat(ring.engine.readingThreads()).as("one read for each of the three accounts").hasSize(3);
+        for (int account = 0; account < 3; account++) {
+            assertThat(ring.storedSequenceNumbers("cold-" + account))
+                    .containsExactlyElementsOf(LongStream.rangeClosed(0, 11).boxed().collect(Collectors.toList()));
         }
     }
 
@@ -145,21 +132,30 @@ class ReadAheadTest {
         return cold;
     }
 
-    /** Sends a deposit of its index to each account while the preload stage is held, then lets it go. */
+    /** Sends a deposit of its index to each account as one batch of the preload stage. */
     private List<Outcome> depositOnEveryAccountAsOneBatch() throws InterruptedException {
+        return sendAsOneBatch(0, ACCOUNTS - 1, i -> new Deposit("cold-" + i, i));
+    }
+
+    /**
+     * Sends the commands made of {@code from} to {@code to} while a command's handler holds the preload stage's
+     * thread, then lets it go: the preload stage meets them all in one batch.
+     */
+    private List<Outcome> sendAsOneBatch(long from, long to, java.util.function.LongFunction<Object> command)
+            throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch holding = new CountDownLatch(1);
         Registration gate = holdThePreloadStage(holding, release);
         try {
             Outcome gateOutcome = ring.send(RingbusFixture.blockCommand("gate"));
             assertThat(holding.await(10, TimeUnit.SECONDS)).isTrue();
-            List<Outcome> deposits = new ArrayList<>();
-            for (int i = 0; i < ACCOUNTS; i++) {
-                deposits.add(ring.send(new Deposit("cold-" + i, i)));
+            List<Outcome> sent = new ArrayList<>();
+            for (long n = from; n <= to; n++) {
+                sent.add(ring.send(command.apply(n)));
             }
             release.countDown();
             gateOutcome.awaitSuccess();
-            return deposits;
+            return sent;
         } finally {
             gate.cancel();
         }
