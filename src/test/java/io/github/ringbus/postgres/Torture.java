@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.CommitOutcomeUnknownException;
 import io.github.ringbus.PipelineMonitor;
 import io.github.ringbus.PublishMode;
 import io.github.ringbus.RingCommandBus;
@@ -73,9 +74,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>every acknowledged command is stored exactly once, wholly (both events of a two-event command), and its
  *       result is the balance its events recorded;</li>
  *   <li>no command that failed with a known outcome (handler, interceptor, failed append or transaction, aggregate
- *       not found, a generation given up, shutdown, refused dispatch) has any event stored; a command whose outcome
- *       could not be known (its transaction committed and then reported failure, or the database connection was
- *       lost) is stored wholly or not at all;</li>
+ *       not found, a generation given up, shutdown, refused dispatch, a connection lost during the append, a
+ *       conflict) has any event stored; a command whose outcome ringbus reported unknown
+ *       ({@code CommitOutcomeUnknownException}: its commit failed without the database saying it rolled back) is
+ *       stored wholly or not at all;</li>
  *   <li>per aggregate, sequence numbers are gapless from 0, the first event is its creation, and each balance is
  *       the one before it plus the amount: every command ran on the state of exactly the stored commands before
  *       it, also after failures, evictions, snapshots and cold reloads;</li>
@@ -510,9 +512,11 @@ public final class Torture {
     }
 
     /**
-     * A failure after which the command may be stored all the same: its transaction reported failure after
-     * committing, or the connection to the database was lost (a commit whose answer was lost), or the store found
-     * its events already there (tried again after such a commit).
+     * A failure after which the command may be stored all the same: the one ringbus reports for it, a
+     * {@link CommitOutcomeUnknownException} (its transaction's commit failed without the database saying it rolled
+     * back: the injected failure after a commit, or a connection lost during {@code COMMIT}). Every other failure,
+     * also one with a JDBC exception behind it (a connection lost during the append, a conflict), says that nothing
+     * of the command is stored, and the check holds ringbus to it.
      */
     static boolean unknownOutcome(Throwable failure) {
         java.util.ArrayDeque<Throwable> pending = new java.util.ArrayDeque<>();
@@ -523,11 +527,7 @@ public final class Torture {
             if (!seen.add(t)) {
                 continue;
             }
-            if (t instanceof InjectedFailure) {
-                // Only the commit that went through leaves the outcome unknown; the other store faults roll back.
-                return t.getMessage().contains(Fault.COMMIT_UNKNOWN.name());
-            }
-            if (t instanceof SQLException || t instanceof ConcurrencyException) {
+            if (t instanceof CommitOutcomeUnknownException) {
                 return true;
             }
             if (t.getCause() != null) {
