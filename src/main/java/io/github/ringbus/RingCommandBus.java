@@ -535,6 +535,13 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     /**
+     * @return how many aggregates missing from the cache may be read ahead of their commands at once (0: none)
+     */
+    public int readAheadThreads() {
+        return settings.readAheadThreads();
+    }
+
+    /**
      * @return the topology the stages run in, as chosen or set
      */
     public Topology topology() {

@@ -293,10 +293,11 @@ class RingbusAutoConfigurationTest {
     void propertiesReachTheBus() {
         runner.withPropertyValues("ringbus.ring-size=64", "ringbus.handler-threads=3",
                                   "ringbus.wait-strategy=blocking", "ringbus.full-ring-policy=fail-fast",
-                                  "ringbus.thread-name-prefix=bank")
+                                  "ringbus.thread-name-prefix=bank", "ringbus.read-ahead-threads=0")
               .run(context -> {
                   RingCommandBus bus = context.getBean(RingCommandBus.class);
                   assertThat(bus.ringSize()).isEqualTo(64);
+                  assertThat(bus.readAheadThreads()).isZero();
                   assertThat(bus.handlerThreads()).isEqualTo(3);
                   List<String> threads = new CopyOnWriteArrayList<>();
                   bus.registerHandlerInterceptor((unitOfWork, chain) -> {
@@ -319,6 +320,7 @@ class RingbusAutoConfigurationTest {
         assertStartUpFails("ringbus.full-ring-timeout=0s", "ringbus.full-ring-timeout must be positive");
         assertStartUpFails("ringbus.shutdown-timeout=-1s", "ringbus.shutdown-timeout must be positive");
         assertStartUpFails("ringbus.cache-size=0", "ringbus.cache-size must be positive");
+        assertStartUpFails("ringbus.read-ahead-threads=65", "ringbus.read-ahead-threads must be between 0 and 64");
         assertStartUpFails("ringbus.max-store-batch-events=-5", "ringbus.max-store-batch-events must be positive");
         assertStartUpFails("ringbus.thread-name-prefix= ", "ringbus.thread-name-prefix must not be blank");
         assertStartUpFails("ringbus.wait-strategy=sometimes", "ringbus.wait-strategy");
