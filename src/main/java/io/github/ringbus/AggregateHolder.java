@@ -376,8 +376,8 @@ final class AggregateHolder<T> {
      * Marks the aggregate's state of {@code generation} as untrustworthy: called by the store stage when an append
      * containing events of that generation failed, and by the handle stage before it handles a given-up generation's
      * commands again ({@link #restartFromStore}). Every later command of that generation is handled again or failed
-     * by the store stage, and the next command rebuilds the aggregate from the store. Release semantics: the handle stage that sees the mark also
-     * sees everything done before it.
+     * by the store stage, and the next command rebuilds the aggregate from the store. Release semantics: the handle
+     * stage that sees the mark also sees everything done before it.
      *
      * @param generation the generation to give up
      */

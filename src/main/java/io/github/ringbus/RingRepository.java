@@ -292,6 +292,7 @@ final class RingRepository<T> implements Repository<T> {
             // would then read the store before this one's events are there).
             holder.referencedBy(slotSequence);
             cache.put(identifier, holder);
+            return holder;
         }
         holder.referencedBy(slotSequence);
         return holder;
