@@ -114,6 +114,12 @@ final class CommandSlot implements StageTimes {
     /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
     int generation;
     /**
+     * True once the handler ran on {@link #holder}'s state ({@link #generation} is then set): the command's outcome
+     * depends on that state whether or not it produced events (a query answers it, a rule fails on it), so the store
+     * stage treats the command as built on it even when there is nothing to store.
+     */
+    boolean ranOnAggregate;
+    /**
      * The other aggregates that commands sent and waited for from this command's handler ran on, in place, on this
      * thread ({@link NestedDispatch}): their events are among {@link #events}, and they succeed, roll back, are
      * stored or are given up with this command. Each stays bound to this slot until its handler is done. Written by
@@ -232,6 +238,16 @@ final class CommandSlot implements StageTimes {
     }
 
     /**
+     * True when the command's outcome was built on an aggregate's state held in memory: its handler ran on its
+     * aggregate, or a command it ran in place changed another. Such a command, events or not, is handled again (or
+     * failed) when the state it was built on is given up; a command that never reached its handler, or a plain
+     * handler's, is not.
+     */
+    boolean builtOnAggregateState() {
+        return failureBeforeHandler == null && (ranOnAggregate || !borrowed.isEmpty());
+    }
+
+    /**
      * The store shard of this slot's command among {@code shards}: the shard of its aggregate's identifier
      * ({@link #spread}), so that all of one aggregate's events go through one store thread, in ring order; for a
      * command without an aggregate in memory (a plain handler, a state-stored aggregate, a failure before the
@@ -346,6 +362,7 @@ final class CommandSlot implements StageTimes {
         handlerFailure = null;
         rolledBack = false;
         generation = 0;
+        ranOnAggregate = false;
         handledNanos = 0;
     }
 
@@ -464,6 +481,7 @@ final class CommandSlot implements StageTimes {
         handlerFailure = null;
         rolledBack = false;
         generation = 0;
+        ranOnAggregate = false;
         borrowed.clear();
         borrowedGenerations.clear();
         reRunCount = 0;

@@ -155,6 +155,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             if (holder != null) {
                 try {
                     slot.generation = holder.beginCommand(slot);
+                    slot.ranOnAggregate = true;
                 } catch (Throwable failure) {
                     slot.failBeforeHandler(failure);
                     return;

@@ -107,7 +107,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     @Override
     public void onEvent(CommandSlot slot, long sequence, boolean endOfBatch) {
-        if (slot.hasEventsToStore()) {
+        // Not only the commands with events: a query's answer or a rule's refusal was built on the aggregate's state
+        // too, and is as wrong as an event when an earlier command of the aggregate is refused.
+        if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
             if (isPoisoned(slot) && !ranAgain(slot)) {
                 failPoisoned(slot);
             } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
@@ -119,6 +121,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 if (batchEvents.size() >= maxBatchEvents) {
                     flush();
                 }
+            } else if (!batch.isEmpty()) {
+                // A passenger: nothing to store, but built on the state left by the commands in hand; should one of
+                // them be refused, the halving meets it in ring order and has it handled again (see live()).
+                batch.add(slot);
             }
         }
         if (endOfBatch) {
@@ -135,7 +141,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     private void flush() {
-        if (batch.isEmpty()) {
+        if (batchEvents.isEmpty()) {
+            batch.clear(); // passengers only: nothing of theirs can be refused
             return;
         }
         try {
@@ -150,7 +157,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
             // batch is stored is unknown, so none of its commands may report success, nor be appended again.
             logger.error("ringbus bug: the store stage failed on a batch of {} command(s)", batch.size(), bug);
             for (CommandSlot slot : batch) {
-                if (slot.storeFailure == null) {
+                if (slot.storeFailure == null && slot.hasEventsToStore()) {
                     slot.storeFailure = new CommitOutcomeUnknownException(
                             "ringbus failed while storing command [" + slot.commandName() + "]: " + bug, bug);
                     poison(slot);
@@ -214,16 +221,17 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     groups.addFirst(group.subList(middle, group.size()));
                     groups.addFirst(group.subList(0, middle));
                 }
-                group = List.of();
-                while (group.isEmpty()) {
+                events.clear();
+                while (events.isEmpty()) {
                     if (groups.isEmpty()) {
                         return;
                     }
                     group = live(next(groups, poisonBefore));
-                }
-                events.clear();
-                for (CommandSlot slot : group) {
-                    events.addAll(slot.events);
+                    for (CommandSlot slot : group) {
+                        if (slot.hasEventsToStore()) {
+                            events.addAll(slot.events);
+                        }
+                    }
                 }
                 failure = attempt(group, events);
             }
@@ -267,14 +275,15 @@ final class StoreStage implements EventHandler<CommandSlot> {
     /**
      * The commands of a group whose aggregate generation is not poisoned, or that were run again on their aggregate
      * as stored (every group before this one is decided, and a group's poisoned commands of one aggregate are its
-     * first of that aggregate); the others fail here.
+     * first of that aggregate); the others fail here. Passengers (built on an aggregate's state, nothing to store)
+     * stay in the group, so that a refusal found later among the commands before them still reaches them.
      */
     private List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
             if (isPoisoned(slot) && !reRuns.reRunFrom(slot)) {
                 failPoisoned(slot);
-            } else if (slot.hasEventsToStore()) {
+            } else if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
                 live.add(slot);
             }
         }
@@ -365,6 +374,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
+            if (!slot.hasEventsToStore()) {
+                continue; // a passenger (see onEvent)
+            }
             try {
                 // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
                 // the slot's list is reused: they get a copy of their own.
@@ -380,15 +392,19 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /** The events of these commands are committed: record it, wake tracking processors, tell the listener. */
     private void stored(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        int commands = 0;
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
-            slot.aggregatesStored();
+            if (slot.hasEventsToStore()) { // not a passenger (see onEvent)
+                slot.aggregatesStored();
+                commands++;
+            }
         }
         try {
             if (splitStore != null) {
                 splitStore.announceAppended(events);
             }
-            batchListener.appended(slots.size(), events.size());
+            batchListener.appended(commands, events.size());
         } catch (RuntimeException e) {
             // The events are committed: the commands succeeded whatever a notification does.
             logger.warn("Notification after appending {} events failed", events.size(), e);
@@ -398,6 +414,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private static void fail(List<CommandSlot> slots, Throwable failure) {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
+            if (!slot.hasEventsToStore()) {
+                continue; // a passenger (see onEvent): nothing of it was refused
+            }
             slot.storeFailure = failure;
             poison(slot);
         }

@@ -5,10 +5,15 @@ import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RunOnce;
 import io.github.ringbus.Topology;
 import io.github.ringbus.WaitStrategyChoice;
+import io.github.ringbus.fixtures.AccountCommands.Close;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
+import io.github.ringbus.fixtures.AccountCommands.GetBalance;
+import io.github.ringbus.fixtures.AccountCommands.Withdraw;
+import io.github.ringbus.fixtures.AccountEvents.Closed;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
+import io.github.ringbus.fixtures.AccountEvents.Withdrawn;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
 import io.github.ringbus.fixtures.RingbusFixture;
@@ -93,6 +98,117 @@ class RefusedAppendNeighboursTest {
         assertThat(ring.sendAndWait(new Deposit("a", 1)).getPayload()).isEqualTo(106L);
         assertThat(onSimpleCommandBus(100, 5, 2, 3, 1)).as("the same deposits on SimpleCommandBus")
                 .isEqualTo(List.of("100", "IllegalArgumentException", "102", "105", "106"));
+    }
+
+    /**
+     * The commands behind a refused withdrawal that store nothing (a query, a withdrawal its rule refuses) answer on
+     * what is stored, as on SimpleCommandBus: their first answers, built on the refused withdrawal, are never seen.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shapes")
+    void commandsWithoutEventsBehindARefusedCommandAnswerOnWhatIsStored(
+            String shape, UnaryOperator<RingCommandBus.Builder> settings) throws Exception {
+        ring = RingbusFixture.started(settings);
+        Object[] commands = {new Withdraw("a", 50), new GetBalance("a"), new Withdraw("a", 80), new Deposit("a", 1)};
+
+        List<Outcome> outcomes = holdDepositOf100ThenSend(new Withdrawn("a", 50), commands);
+
+        assertThat(results(outcomes)).isEqualTo(
+                commandsOnSimpleCommandBus(new Withdrawn("a", 50), prepend(new Deposit("a", 100), commands)))
+                                     .containsExactly("100", "IllegalArgumentException", "100", "null", "21");
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 100), new Withdrawn("a", 80), new Deposited("a", 1));
+        assertThat(outcomes).allSatisfy(outcome -> assertThat(outcome.calls()).isEqualTo(1));
+    }
+
+    /**
+     * A refused deletion leaves the aggregate alive: the commands behind it run on it, as on SimpleCommandBus,
+     * instead of failing with {@code AggregateDeletedException} on a deletion that was never stored.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shapes")
+    void commandsBehindARefusedDeletionRunOnTheAggregateAsStored(
+            String shape, UnaryOperator<RingCommandBus.Builder> settings) throws Exception {
+        ring = RingbusFixture.started(settings);
+        Object[] commands = {new Close("a"), new GetBalance("a"), new Deposit("a", 2)};
+
+        List<Outcome> outcomes = holdDepositOf100ThenSend(new Closed("a"), commands);
+
+        assertThat(results(outcomes)).isEqualTo(
+                commandsOnSimpleCommandBus(new Closed("a"), prepend(new Deposit("a", 100), commands)))
+                                     .containsExactly("100", "IllegalArgumentException", "100", "102");
+        assertThat(ring.storedPayloads("a")).containsExactly(
+                new Opened("a"), new Deposited("a", 100), new Deposited("a", 2));
+    }
+
+    /**
+     * The commands, one after the other, on Axon's SimpleCommandBus over an engine that refuses {@code refused},
+     * after account "a" was opened.
+     *
+     * @return each command's result: its payload, or the simple name of the exception it failed with
+     */
+    private static List<String> commandsOnSimpleCommandBus(Object refused, Object... commands) {
+        FaultyStorageEngine engine = new FaultyStorageEngine();
+        engine.refuse(refused);
+        try (SimpleBusTwin twin = new SimpleBusTwin(engine)) {
+            twin.send(new Open("a"));
+            List<String> results = new ArrayList<>();
+            for (Object command : commands) {
+                var result = twin.send(command);
+                results.add(result.isExceptional() ? result.exceptionResult().getClass().getSimpleName()
+                                    : String.valueOf(result.getPayload()));
+            }
+            return results;
+        }
+    }
+
+    private static List<String> results(List<Outcome> outcomes) {
+        List<String> results = new ArrayList<>();
+        for (Outcome outcome : outcomes) {
+            var result = outcome.await();
+            results.add(result.isExceptional() ? result.exceptionResult().getClass().getSimpleName()
+                                : String.valueOf(result.getPayload()));
+        }
+        return results;
+    }
+
+    private static Object[] prepend(Object first, Object[] rest) {
+        Object[] all = new Object[rest.length + 1];
+        all[0] = first;
+        System.arraycopy(rest, 0, all, 1, rest.length);
+        return all;
+    }
+
+    /**
+     * Opens account "a", holds the append of a deposit of 100 in the engine, sends the commands (the first of which
+     * the store will refuse, as {@code refused}), waits until each was handled on top of the ones before it (none
+     * stored yet), and lets the store go on.
+     *
+     * @return the outcomes of the 100 and of the commands, in that order
+     */
+    private List<Outcome> holdDepositOf100ThenSend(Object refused, Object... commands) throws InterruptedException {
+        ring.sendAndWait(new Open("a"));
+        ring.engine.refuse(refused);
+        CountDownLatch handled = new CountDownLatch(commands.length);
+        ring.bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+            try {
+                return chain.proceed();
+            } finally {
+                if (!(unitOfWork.getMessage().getPayload() instanceof Deposit d && d.amount() == 100)) {
+                    handled.countDown();
+                }
+            }
+        });
+        HeldAppend held = ring.engine.holdNextAppend();
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(ring.send(new Deposit("a", 100)));
+        held.awaitStarted();
+        for (Object command : commands) {
+            outcomes.add(ring.send(command));
+        }
+        assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+        held.release();
+        return outcomes;
     }
 
     /**
