@@ -404,6 +404,13 @@ final class CommandSlot implements StageTimes {
         return borrowed.contains(other);
     }
 
+    /** Calls {@code action} with each aggregate a command run in place from this command's handler changed. */
+    void forEachBorrowed(java.util.function.Consumer<AggregateHolder<?>> action) {
+        for (int i = 0; i < borrowed.size(); i++) {
+            action.accept(borrowed.get(i));
+        }
+    }
+
     /** This command succeeded: the borrowed aggregates record their events as handled and not yet stored. */
     void borrowedSucceeded() {
         for (int i = 0; i < borrowed.size(); i++) {

@@ -174,26 +174,15 @@ final class NestedDispatch {
             fail(command, callback, notReadable);
             return null;
         }
-        boolean changedBefore = outer.hasBorrowed(holder);
-        int eventsBefore = outer.events.size();
         boolean[] settled = {false};
         outer.runInPlaceOn(holder);
         try {
             // The aggregate's bookkeeping is done before the callback tells the waiting handler the outcome.
+            // Its events and the aggregate's state are taken back by runInPlace when it fails (see takeBack).
             runInPlace(command, callback, handler, null, result -> {
                 settled[0] = true;
                 outer.inPlaceDone();
-                if (result.isExceptional() && rollbackConfiguration.rollBackOn(result.exceptionResult())) {
-                    List<EventMessage<?>> added = outer.events.subList(eventsBefore, outer.events.size());
-                    List<EventMessage<?>> discarded = new ArrayList<>(added);
-                    added.clear();
-                    try {
-                        holder.inPlaceCommandRolledBack(discarded, outer.events, changedBefore);
-                    } catch (Exception restoreFailure) {
-                        // Not restored: its next command reads it again first (AggregateHolder#beginCommand).
-                        result.exceptionResult().addSuppressed(restoreFailure);
-                    }
-                } else {
+                if (!rolledBack(result)) {
                     outer.borrow(holder, generation);
                 }
             });
@@ -286,15 +275,20 @@ final class NestedDispatch {
         ResultMessage<?> result;
         if (handler == null) {
             result = asCommandResultMessage(CommandRoutes.noHandlerFor(intercepted.getCommandName()));
+            beforeCallback.accept(result);
         } else {
-            int eventsBefore = outer == null ? 0 : outer.events.size();
+            // The slot whose Unit of Work is the root of this one: what this command and the commands it runs in
+            // place apply or publish joins that slot's events, and must leave them again if this command rolls back.
+            CommandSlot root = slotHandledOnThisThread();
+            int eventsBefore = root == null ? 0 : root.events.size();
+            AggregateHolder<?> target = root == null ? null : root.inPlaceTarget();
             DefaultUnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(intercepted);
             result = unitOfWork.executeWithResult(
                     () -> new DefaultInterceptorChain<>(unitOfWork, handlerInterceptors, handler).proceed(),
                     rollbackConfiguration);
-            if (outer != null && result.isExceptional() && outer.events.size() > eventsBefore
-                    && rollbackConfiguration.rollBackOn(result.exceptionResult())) {
-                failOuterCommand(outer, intercepted, result.exceptionResult());
+            beforeCallback.accept(result);
+            if (root != null && rolledBack(result)) {
+                takeBack(root, eventsBefore, outer != null, target, intercepted, result.exceptionResult());
             }
         }
         if (result.isExceptional()) {
@@ -302,8 +296,63 @@ final class NestedDispatch {
         } else {
             monitor.reportSuccess();
         }
-        beforeCallback.accept(result);
         callback.onResult(intercepted, asCommandResultMessage(result));
+    }
+
+    /** True when the command failed and its Unit of Work rolled back (its events are discarded). */
+    private boolean rolledBack(ResultMessage<?> result) {
+        return result.isExceptional() && rollbackConfiguration.rollBackOn(result.exceptionResult());
+    }
+
+    /**
+     * A command run in place rolled back: as in Axon's nested Unit of Work, nothing it did may outlive it, whatever
+     * depth it ran at and whatever it ran in place itself. The events added to the root slot since it began (its
+     * own, and those of every command it ran in place, on any aggregate, and those it published) leave the slot's
+     * list, and each aggregate they changed is rebuilt without them: the store's state, its events on their way
+     * there, and its events the slot keeps ({@link AggregateHolder#inPlaceCommandRolledBack}). The exception is the
+     * root command's own aggregate, whose instance its handler still holds: when one of those events is its, the
+     * root command fails in its prepare-commit phase instead, which discards everything.
+     *
+     * @param root         the slot whose command is handled on this thread
+     * @param eventsBefore the size of its event list when the failed command began
+     * @param ownAggregate true when the failed command was for the root command's own aggregate
+     * @param target       the other aggregate the failed command ran on, or null
+     */
+    private static void takeBack(CommandSlot root, int eventsBefore, boolean ownAggregate, AggregateHolder<?> target,
+                                 CommandMessage<?> failed, Throwable failure) {
+        List<EventMessage<?>> added = root.events.subList(eventsBefore, root.events.size());
+        if ((ownAggregate && !added.isEmpty()) || ownsAny(root.holder, added)) {
+            failOuterCommand(root, failed, failure);
+            return;
+        }
+        List<EventMessage<?>> discarded = new ArrayList<>(added);
+        added.clear();
+        if (target != null && !root.hasBorrowed(target)) {
+            restore(target, discarded, root, false, failure);
+        }
+        root.forEachBorrowed(holder -> restore(holder, discarded, root, true, failure));
+    }
+
+    private static void restore(AggregateHolder<?> holder, List<EventMessage<?>> discarded, CommandSlot root,
+                                boolean stillBorrowed, Throwable failure) {
+        try {
+            holder.inPlaceCommandRolledBack(discarded, root.events, stillBorrowed);
+        } catch (Exception restoreFailure) {
+            // Not restored: its next command reads it again first (AggregateHolder#beginCommand).
+            failure.addSuppressed(restoreFailure);
+        }
+    }
+
+    private static boolean ownsAny(AggregateHolder<?> holder, List<EventMessage<?>> events) {
+        if (holder == null) {
+            return false;
+        }
+        for (int i = 0; i < events.size(); i++) {
+            if (holder.owns(events.get(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -313,8 +362,8 @@ final class NestedDispatch {
      */
     private static void failOuterCommand(CommandSlot outer, CommandMessage<?> nested, Throwable failure) {
         String message = "Command [" + outer.commandName() + "] fails because command [" + nested.getCommandName()
-                + "], which it sent to the same aggregate [" + outer.holder.identifier() + "], failed after applying"
-                + " events: " + failure.getMessage();
+                + "], which it sent, failed after events of the same aggregate [" + outer.holder.identifier()
+                + "] were applied: " + failure.getMessage();
         outer.unitOfWork.onPrepareCommit(u -> {
             throw new IllegalStateException(message, failure);
         });

@@ -24,4 +24,12 @@ interface PublishedEventCollector {
      * @param events events {@link #collectPublished collected} earlier, to drop again
      */
     void discardPublished(List<? extends EventMessage<?>> events);
+
+    /**
+     * @param store an event store
+     * @return the events the command applied or had published so far, to be stored to {@code store}; empty when
+     * they are not the command's to store there, or the command is past its prepare-commit phase. A live view: read
+     * it on the handler thread, at once.
+     */
+    List<? extends EventMessage<?>> collected(EventStore store);
 }

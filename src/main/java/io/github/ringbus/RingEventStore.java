@@ -1,7 +1,9 @@
 package io.github.ringbus;
 
 import org.axonframework.common.Registration;
+import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
@@ -16,8 +18,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * Axon's embedded event store with its two roles taken apart, so that a {@link io.github.ringbus.RingCommandBus} can
@@ -154,6 +158,56 @@ public class RingEventStore extends EmbeddedEventStore {
             }
         }
         super.publish(events);
+    }
+
+    /**
+     * The events staged for an aggregate and not yet stored, which Axon appends to what the store holds when a
+     * repository reads it inside a Unit of Work: besides Axon's own (queued in the Unit of Work), inside a ring
+     * command the events its handler and the commands it ran in place applied or published so far (they wait in the
+     * command's slot for the store stage, not in Axon's queue). So an aggregate with Axon's own repository that is
+     * loaded again in the same command (after a nested Unit of Work rolled back, say) sees them, as it would on
+     * {@code SimpleCommandBus}. The ring's own repository reads without them ({@link #readStoredEvents}).
+     */
+    @Override
+    protected Stream<? extends DomainEventMessage<?>> stagedDomainEventMessages(String aggregateIdentifier) {
+        Stream<? extends DomainEventMessage<?>> queued = super.stagedDomainEventMessages(aggregateIdentifier);
+        if (!CurrentUnitOfWork.isStarted()
+                || !(CurrentUnitOfWork.get().root() instanceof PublishedEventCollector command)) {
+            return queued;
+        }
+        List<? extends EventMessage<?>> collected = command.collected(this);
+        List<DomainEventMessage<?>> staged = new ArrayList<>();
+        for (int i = 0; i < collected.size(); i++) {
+            if (collected.get(i) instanceof DomainEventMessage<?> event
+                    && aggregateIdentifier.equals(event.getAggregateIdentifier())) {
+                staged.add(event);
+            }
+        }
+        return staged.isEmpty() ? queued : Stream.concat(queued, staged.stream());
+    }
+
+    /**
+     * An aggregate's events as the store holds them (from its last snapshot), followed by those Axon staged in the
+     * current Unit of Work, but not those of the ring command being handled on this thread: what the ring's
+     * repository reads, which replays a command's events itself where they count ({@link AggregateHolder}).
+     *
+     * @param aggregateIdentifier the aggregate's identifier
+     * @return its events
+     */
+    DomainEventStream readStoredEvents(String aggregateIdentifier) {
+        Optional<DomainEventMessage<?>> snapshot;
+        try {
+            snapshot = storageEngine().readSnapshot(aggregateIdentifier);
+        } catch (Exception | LinkageError e) {
+            snapshot = handleSnapshotReadingError(aggregateIdentifier, e);
+        }
+        DomainEventStream stored = snapshot.isPresent()
+                ? DomainEventStream.concat(DomainEventStream.of(snapshot.get()),
+                                           storageEngine().readEvents(aggregateIdentifier,
+                                                                      snapshot.get().getSequenceNumber() + 1))
+                : storageEngine().readEvents(aggregateIdentifier);
+        return DomainEventStream.concat(stored,
+                                        DomainEventStream.of(super.stagedDomainEventMessages(aggregateIdentifier)));
     }
 
     /**

@@ -404,7 +404,10 @@ final class RingRepository<T> implements Repository<T> {
 
     private EventSourcedAggregate<T> read(String identifier, AggregateHolder<T> holder,
                                           List<DomainEventMessage<?>> unstored) throws Exception {
-        DomainEventStream stream = eventStore.readEvents(identifier);
+        // Not eventStore.readEvents on a RingEventStore: inside a ring command it adds that command's events, which
+        // the holder replays itself where they count (and must not, for a command that failed).
+        DomainEventStream stream = eventStore instanceof RingEventStore ring
+                ? ring.readStoredEvents(identifier) : eventStore.readEvents(identifier);
         if (!unstored.isEmpty()) {
             stream = DomainEventStream.concat(stream, DomainEventStream.of(unstored));
         }

@@ -104,6 +104,15 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
         }
     }
 
+    @Override
+    public List<? extends EventMessage<?>> collected(EventStore store) {
+        Phase phase = phase();
+        if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
+            return List.of();
+        }
+        return slot.events;
+    }
+
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */
     void startFor(CommandMessage<?> command) {
         context.reset(command);
