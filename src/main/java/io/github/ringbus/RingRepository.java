@@ -471,7 +471,7 @@ final class RingRepository<T> implements Repository<T> {
             return outsideRingRepository().newInstance(factoryMethod, initMethod);
         }
         CommandSlot slot = currentSlot();
-        if (calledByALiveAggregate()) {
+        if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
             return createAlongside(slot, factoryMethod, initMethod);
         }
         AggregateHolder<T> holder = ownHolder(slot);
@@ -632,6 +632,26 @@ final class RingRepository<T> implements Repository<T> {
             // A command for another aggregate, sent and waited for from this slot's handler, runs in place on it.
             return (AggregateHolder<T>) inPlace;
         }
+        if (sentBesideTheRing(slot)) {
+            if (!(slot.holder != null && slot.repository == this
+                    && aggregateIdentifier.equals(slot.holder.identifier()))) {
+                throw refusedBesideTheRing(slot, aggregateIdentifier);
+            }
+            // The sender's own aggregate, which this thread owns: it runs here, as on Axon's bus. Should it roll
+            // back, what it applied cannot be taken out of the aggregate alone: the sender's command fails with it.
+            UnitOfWork<?> nested = CurrentUnitOfWork.get();
+            String nestedName = ((CommandMessage<?>) nested.getMessage()).getCommandName();
+            nested.onRollback(u -> {
+                Throwable cause = u.getExecutionResult() != null && u.getExecutionResult().isExceptionResult()
+                        ? u.getExecutionResult().getExceptionResult() : null;
+                slot.unitOfWork.onPrepareCommit(p -> {
+                    throw new IllegalStateException(
+                            "Command [" + slot.commandName() + "] fails because command [" + nestedName + "], which "
+                                    + "its handler sent to the same aggregate [" + aggregateIdentifier + "] on a "
+                                    + "command bus beside the ring, rolled back", cause);
+                });
+            });
+        }
         AggregateHolder<T> holder = ownHolder(slot);
         if (holder == null || !aggregateIdentifier.equals(holder.identifier())) {
             throw new IllegalStateException(
@@ -641,6 +661,41 @@ final class RingRepository<T> implements Repository<T> {
                             + "the aggregate its command targets");
         }
         return holder;
+    }
+
+    /**
+     * True when the current Unit of Work is nested in the slot's and handles a command that is not the slot's own: a
+     * ring handler sent it on a bus beside the ring (an injected {@code SimpleCommandBus}), which runs it at once on
+     * this thread in a Unit of Work nested in the slot's, as Axon runs nested commands. (Commands the ring itself runs
+     * in place are routed by {@link NestedDispatch} and never ask for another aggregate than theirs.)
+     */
+    private static boolean sentBesideTheRing(CommandSlot slot) {
+        UnitOfWork<?> current = CurrentUnitOfWork.get();
+        return current != current.root() && current.getMessage() instanceof CommandMessage<?>
+                && !NestedDispatch.ranInPlace(current);
+    }
+
+    /**
+     * A ring handler sent, on a bus beside the ring, a command for an aggregate other than its own: this thread does
+     * not own that aggregate (another handler thread may be changing it, or its commands wait in the ring), so it
+     * cannot run here. Rather than let the sender's command succeed without it (a fire-and-forget dispatch would only
+     * log the failure), the sender's command fails too, in its prepare-commit phase, with the same explanation.
+     */
+    private IllegalStateException refusedBesideTheRing(CommandSlot slot, String aggregateIdentifier) {
+        String nested = ((CommandMessage<?>) CurrentUnitOfWork.get().getMessage()).getCommandName();
+        IllegalStateException refusal = new IllegalStateException(
+                "Command [" + nested + "] for aggregate [" + aggregateIdentifier + "] of ["
+                        + aggregateType.getSimpleName() + "] was sent from the handler of command ["
+                        + slot.commandName() + "] on a command bus beside the ring (an injected SimpleCommandBus), "
+                        + "which runs it on this ringbus thread; this thread does not own that aggregate, so the "
+                        + "command cannot run here, and command [" + slot.commandName() + "] fails with it. Send it "
+                        + "on the ring's CommandGateway or CommandBus instead (it then runs in place where it can, or "
+                        + "after this command); creating aggregates on the side bus from a ring handler works: they "
+                        + "are stored with the sending command");
+        slot.unitOfWork.onPrepareCommit(u -> {
+            throw new IllegalStateException(refusal.getMessage(), refusal);
+        });
+        return refusal;
     }
 
     @SuppressWarnings("unchecked")

@@ -6,6 +6,8 @@ import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountCommands.Withdraw;
 import io.github.ringbus.fixtures.AccountEvents;
 import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.commandhandling.callbacks.LoggingCallback;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.callbacks.FutureCallback;
@@ -44,6 +46,11 @@ class InjectedSimpleCommandBusTest {
     @EnableAutoConfiguration
     @Import(SpringAccount.class)
     static class App {
+
+        @Bean
+        ManyAccounts manyAccounts(SimpleCommandBus commandBus) {
+            return new ManyAccounts(commandBus);
+        }
 
         @Bean
         EventStorageEngine storageEngine() {
@@ -97,6 +104,93 @@ class InjectedSimpleCommandBusTest {
                 throw new IllegalStateException("command " + command + " failed", result.exceptionResult());
             }
         }
+    }
+
+    /** Opens several accounts at once. */
+    record OpenMany(List<String> accountIds, boolean failAfterwards) {
+    }
+
+    /** Deposits into an account that another command opened. */
+    record DepositElsewhere(String accountId, long amount) {
+    }
+
+    /**
+     * A command handler that sends, from inside its own {@code @CommandHandler}, commands on the injected
+     * {@code SimpleCommandBus} without waiting ("so that all commands participate in the same transaction"), as the
+     * public application axon-exhibition's {@code MultiAccountCreationTransactionHandler} does: on the ring, its
+     * handler runs on a ring thread.
+     */
+    static class ManyAccounts {
+
+        private final SimpleCommandBus commandBus;
+
+        ManyAccounts(SimpleCommandBus commandBus) {
+            this.commandBus = commandBus;
+        }
+
+        @CommandHandler
+        public void handle(OpenMany command) {
+            for (String accountId : command.accountIds()) {
+                commandBus.dispatch(asCommandMessage(new Open(accountId)), LoggingCallback.INSTANCE);
+            }
+            if (command.failAfterwards()) {
+                throw new IllegalStateException("fails after opening " + command.accountIds());
+            }
+        }
+
+        @CommandHandler
+        public void handle(DepositElsewhere command) {
+            commandBus.dispatch(asCommandMessage(new Deposit(command.accountId(), command.amount())),
+                                LoggingCallback.INSTANCE);
+        }
+    }
+
+    @Test
+    void aRingHandlerThatCreatesAggregatesOnTheInjectedBusStoresThemWithItsOwnCommand() {
+        runner.run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+
+            gateway.sendAndWait(new OpenMany(List.of("m1", "m2"), false));
+
+            EventStorageEngine engine = context.getBean(EventStorageEngine.class);
+            assertThat(payloads(engine, "m1")).containsExactly(new AccountEvents.Opened("m1"));
+            assertThat(payloads(engine, "m2")).containsExactly(new AccountEvents.Opened("m2"));
+            assertThat(gateway.<Object>sendAndWait(new Deposit("m2", 4))).isEqualTo(4L);
+        });
+    }
+
+    @Test
+    void aRingHandlerThatFailsAfterCreatingAggregatesOnTheInjectedBusStoresNoneOfThem() {
+        runner.run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+
+            assertThatThrownBy(() -> gateway.sendAndWait(new OpenMany(List.of("f1", "f2"), true)))
+                    .hasMessageContaining("fails after opening");
+
+            EventStorageEngine engine = context.getBean(EventStorageEngine.class);
+            assertThat(payloads(engine, "f1")).isEmpty();
+            assertThat(payloads(engine, "f2")).isEmpty();
+        });
+    }
+
+    /**
+     * A command for an aggregate that another ring thread may own cannot run on the sender's thread: the sender's
+     * command fails, saying why and what to do, instead of succeeding without it while the side bus's callback only
+     * logs the refusal.
+     */
+    @Test
+    void aRingHandlerThatSendsAnotherAggregatesCommandOnTheInjectedBusFailsItsOwnCommandSayingWhy() {
+        runner.run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+            gateway.sendAndWait(new Open("d"));
+
+            assertThatThrownBy(() -> gateway.sendAndWait(new DepositElsewhere("d", 7)))
+                    .hasMessageContaining("beside the ring")
+                    .hasMessageContaining("Send it on the ring's CommandGateway");
+
+            assertThat(payloads(context.getBean(EventStorageEngine.class), "d"))
+                    .containsExactly(new AccountEvents.Opened("d"));
+        });
     }
 
     @Test
