@@ -314,11 +314,13 @@ final class CommandSlot implements StageTimes {
         if (failureBeforeHandler != null) {
             return failureBeforeHandler;
         }
+        if (storeFailure != null) {
+            // Before the handler's own failure: a command that failed in its handler gets a store failure only when
+            // it was built on given-up state and not run again, and then its handler's failure was never real.
+            return storeFailure;
+        }
         if (rolledBack) {
             return handlerFailure;
-        }
-        if (storeFailure != null) {
-            return storeFailure;
         }
         return publishFailure;
     }

@@ -47,8 +47,6 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  */
 final class NestedDispatch {
 
-    /** The resource that marks a Unit of Work this class started for a command run in place. */
-    private static final String IN_PLACE = NestedDispatch.class.getName() + ".inPlace";
     private static final StackWalker STACK = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
     /** How far up the stack a waiting gateway call is looked for: gateway, bus decorators, this bus. */
     private static final int GATEWAY_FRAMES = 64;
@@ -285,7 +283,7 @@ final class NestedDispatch {
             int eventsBefore = root == null ? 0 : root.events.size();
             AggregateHolder<?> target = root == null ? null : root.inPlaceTarget();
             DefaultUnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(intercepted);
-            unitOfWork.resources().put(IN_PLACE, Boolean.TRUE);
+            SlotUnitOfWork.markRunInPlace(unitOfWork);
             result = unitOfWork.executeWithResult(
                     () -> new DefaultInterceptorChain<>(unitOfWork, handlerInterceptors, handler).proceed(),
                     rollbackConfiguration);
@@ -300,14 +298,6 @@ final class NestedDispatch {
             monitor.reportSuccess();
         }
         callback.onResult(intercepted, asCommandResultMessage(result));
-    }
-
-    /**
-     * @return true when {@code unitOfWork} is one this class started for a command the ring runs in place; false for
-     * a Unit of Work nested in a ring command's by other code (a bus beside the ring)
-     */
-    static boolean ranInPlace(UnitOfWork<?> unitOfWork) {
-        return unitOfWork.resources().containsKey(IN_PLACE);
     }
 
     /** True when the command failed and its Unit of Work rolled back (its events are discarded). */

@@ -544,7 +544,10 @@ final class RingRepository<T> implements Repository<T> {
         }
         EventSourcedAggregate<T> existing = targetOfCurrentCommand(aggregateIdentifier).aggregate();
         if (existing != null) {
-            return existing;
+            // A deleted aggregate is not missing, and a command never runs on it: Axon's repositories would create
+            // it again over its stored history, which a store with a unique key refuses (the in-memory engine stores
+            // a second history).
+            return checkedForCommand(aggregateIdentifier, existing, null);
         }
         return newInstance(factoryMethod);
     }
@@ -672,7 +675,7 @@ final class RingRepository<T> implements Repository<T> {
     private static boolean sentBesideTheRing(CommandSlot slot) {
         UnitOfWork<?> current = CurrentUnitOfWork.get();
         return current != current.root() && current.getMessage() instanceof CommandMessage<?>
-                && !NestedDispatch.ranInPlace(current);
+                && !SlotUnitOfWork.runInPlace(current);
     }
 
     /**

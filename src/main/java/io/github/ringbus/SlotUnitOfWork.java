@@ -113,6 +113,22 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
         return slot.events;
     }
 
+    /** The resource that marks a Unit of Work nested in a slot's for a command the ring runs in place. */
+    private static final String RUN_IN_PLACE = SlotUnitOfWork.class.getName() + ".runInPlace";
+
+    /** Marks a Unit of Work {@link NestedDispatch} started, nested in a slot's, for a command run in place. */
+    static void markRunInPlace(UnitOfWork<?> nested) {
+        nested.resources().put(RUN_IN_PLACE, Boolean.TRUE);
+    }
+
+    /**
+     * @return true when {@code unitOfWork} was started by the ring for a command it runs in place; false for one that
+     * other code nested in a ring command's (a command bus beside the ring)
+     */
+    static boolean runInPlace(UnitOfWork<?> unitOfWork) {
+        return unitOfWork.resources().containsKey(RUN_IN_PLACE);
+    }
+
     /** Prepares this Unit of Work for the slot's next command and makes it the current one of this thread. */
     void startFor(CommandMessage<?> command) {
         context.reset(command);

@@ -202,10 +202,18 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     fail(group, failure);
                     failAll(groups, poisonBefore, failure);
                     return;
+                } else if (culprit != null && group.indexOf(culprit) > 0) {
+                    // A subscriber refused this command, but it may have been built on a command before it that the
+                    // store refuses in turn (then it is handled again, or fails as built on it, not with what the
+                    // subscriber said of a state that never was). The commands before it are decided first; then it
+                    // leads a group of its own.
+                    int at = group.indexOf(culprit);
+                    groups.addFirst(new ArrayList<>(group.subList(at, group.size())));
+                    groups.addFirst(new ArrayList<>(group.subList(0, at)));
                 } else if (culprit != null) {
-                    // A subscriber refused this command: it fails alone. The commands before it are tried again first
-                    // (none of them built on its events); then its aggregate's generation is poisoned, failing the
-                    // commands after it that did, and the rest are tried.
+                    // A subscriber refused this command, and every command before it is decided: it fails alone. Its
+                    // aggregate's generation is then poisoned, so the commands after it that built on it are handled
+                    // again or failed, and the rest are tried.
                     CommandSlot refused = culprit;
                     refused.storeFailure = failure;
                     culprits.add(refused);

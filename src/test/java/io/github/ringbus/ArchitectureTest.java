@@ -111,6 +111,7 @@ class ArchitectureTest {
             Map.entry("handlerFailure", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("rolledBack", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("generation", Set.of("HandleStage")),
+            Map.entry("ranOnAggregate", Set.of("HandleStage")),
             Map.entry("handledNanos", Set.of("HandleStage")),
             Map.entry("storeShard", Set.of("HandleStage")),
             Map.entry("storeFailure", Set.of("StoreStage")),

@@ -1,0 +1,697 @@
+package io.github.ringbus.behaviour;
+
+import io.github.ringbus.PublishMode;
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.RingEventStore;
+import io.github.ringbus.Topology;
+import io.github.ringbus.fixtures.FaultyStorageEngine;
+import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.Example;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AfterTry;
+import org.axonframework.commandhandling.AnnotationCommandHandlerAdapter;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventsourcing.EventSourcingHandler;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.modelling.command.AggregateCreationPolicy;
+import org.axonframework.modelling.command.AggregateIdentifier;
+import org.axonframework.modelling.command.CreationPolicy;
+import org.axonframework.modelling.command.TargetAggregateIdentifier;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+import static org.axonframework.modelling.command.AggregateLifecycle.apply;
+import static org.axonframework.modelling.command.AggregateLifecycle.markDeleted;
+
+/**
+ * SimpleCommandBus is the oracle: jqwik generates programs (commands of every kind an Axon user writes, nested sends,
+ * refused events, a subscriber that throws, commands piled up on a held append) and each runs on ringbus and on a
+ * SimpleCommandBus twin over the same kind of storage engine. Every caller's outcome (the result, or the exception's
+ * class) and every stored stream must be the same. jqwik shrinks a failing program to the smallest one it finds.
+ * <p>
+ * Where ringbus documents a difference (docs/design.md, "Known limits"), the test checks the documented behaviour
+ * instead of ignoring it, in one place ({@link #documentedDifference}): a command that sent commands and was built
+ * on a refused one fails with the store's "failed to be stored" (it is never run twice), and nothing of it happens; the
+ * twin then skips it. The generator leaves out, by design, what the known limits say ringbus refuses (a waited-for
+ * command of another aggregate outside {@link Topology#COMPACT} or with commands of it ahead in the ring, so such
+ * senders are dispatched alone; a nested command of the sender's own aggregate that fails after applying, which fails
+ * the sender; a subscriber that throws outside {@link PublishMode#IN_TRANSACTION}).
+ * <p>
+ * Tries per property: {@code jqwik.tries.default} (src/test/resources/junit-platform.properties; the long run in
+ * docs/guarantees.md sets it with {@code -Djqwik.tries.default=...}).
+ */
+class DifferentialTest {
+
+    private static final String[] ACCOUNTS = {"a", "b", "c"};
+    /** The gateway the handlers send nested commands on: the bus the current program runs on. */
+    private static volatile CommandGateway gateway;
+
+    private RingCommandBus ring;
+    private FaultyStorageEngine ringEngine;
+
+    @AfterTry
+    void shutDown() {
+        if (ringEngine != null) {
+            ringEngine.releaseAll();
+        }
+        if (ring != null) {
+            ring.shutdown();
+        }
+        ring = null;
+        ringEngine = null;
+    }
+
+    // --- the properties ----------------------------------------------------------------------------------------------
+
+    @Property
+    void onCompactEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("compactShapes") Shape shape,
+                                                              @ForAll("compactPrograms") Program program) {
+        assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    @Property
+    void onFullEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("fullShapes") Shape shape,
+                                                           @ForAll("fullPrograms") Program program) {
+        assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    @Provide
+    Arbitrary<Shape> compactShapes() {
+        return Arbitraries.of(
+                new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT)),
+                new Shape("COMPACT, ring 16, cache 1", true,
+                          b -> b.topology(Topology.COMPACT).ringSize(16).cacheSize(1)),
+                new Shape("COMPACT, PARALLEL", false,
+                          b -> b.topology(Topology.COMPACT).publishMode(PublishMode.PARALLEL)));
+    }
+
+    @Provide
+    Arbitrary<Shape> fullShapes() {
+        return Arbitraries.of(
+                new Shape("FULL, 1 handler thread", true, b -> b.topology(Topology.FULL).handlerThreads(1)),
+                new Shape("FULL, 2 handler threads, cache 1", true,
+                          b -> b.topology(Topology.FULL).handlerThreads(2).cacheSize(1)),
+                new Shape("FULL, 2 handler threads, 3 store threads", true,
+                          b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(3)),
+                new Shape("FULL, AFTER_STORE", false,
+                          b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE)));
+    }
+
+    @Provide
+    Arbitrary<Program> compactPrograms() {
+        return programs(true);
+    }
+
+    @Provide
+    Arbitrary<Program> fullPrograms() {
+        return programs(false);
+    }
+
+    // --- counterexamples the properties found, kept as examples ---------------------------------------------------------
+
+    /**
+     * A creation refused five times, each command handled on the creation before it (the aggregate existed only in
+     * memory), then a deposit to it: on SimpleCommandBus the aggregate does not exist.
+     */
+    @Example
+    void aCommandBehindRefusedCreationsFindsNoAggregate() {
+        Step openB = step(Kind.OPEN_IF_MISSING, "b");
+        assertSameAsSimpleCommandBus(
+                new Shape("FULL, 1 handler thread", true, b -> b.topology(Topology.FULL).handlerThreads(1)),
+                new Program(List.of("a"), List.of(openB, openB, openB, openB, openB, step(Kind.DEPOSIT, "a", 6),
+                                                  step(Kind.DEPOSIT, "b", 7)),
+                            Set.of(new Opened("b")), new Deposited("b", 7), Set.of(0)));
+    }
+
+    /**
+     * A command whose handler sent a command and failed in its handler, built on a refused one: it is not run again
+     * (it sent a command), and fails as built on refused state, not with the failure its handler met on that state.
+     */
+    @Example
+    void aSenderThatFailedOnARefusedCommandsStateFailsAsBuiltOnIt() {
+        Step first = new Step(Kind.SEND_OWN, "a", 1, true, false, List.of(step(Kind.DEPOSIT, "a", 2)));
+        Step refused = new Step(Kind.SEND_OWN, "a", 3, true, false, List.of(step(Kind.DEPOSIT, "a", 4)));
+        Step capped = new Step(Kind.SEND_OWN, "a", 5, false, true, List.of(step(Kind.CAPPED, "a", 6)));
+        assertSameAsSimpleCommandBus(new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT)),
+                                     new Program(List.of("a"), List.of(first, refused, capped),
+                                                 Set.of(new Deposited("a", 3)), null, Set.of(0)));
+    }
+
+    private static Step step(Kind kind, String account) {
+        return step(kind, account, 0);
+    }
+
+    private static Step step(Kind kind, String account, long amount) {
+        return new Step(kind, account, amount, false, false, List.of());
+    }
+
+    // --- programs ------------------------------------------------------------------------------------------------------
+
+    /** How the ring is built; {@code inTransaction}: subscribers are called inside the store's transaction. */
+    record Shape(String name, boolean inTransaction, UnaryOperator<RingCommandBus.Builder> settings) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /**
+     * A program: the accounts opened first, then the steps in dispatch order, the events the store refuses (by
+     * payload), the event a subscriber throws on (or null), and which steps are dispatched while an append is held
+     * (so that they pile up, handled on top of each other, before anything of theirs is stored).
+     */
+    record Program(List<String> opened, List<Step> steps, Set<Object> refused, Object subscriberFailsOn,
+                   Set<Integer> heldFrom) {
+        @Override
+        public String toString() {
+            return "opened " + opened + ", refused " + refused + ", subscriber fails on " + subscriberFailsOn
+                    + ", held from steps " + heldFrom + ", steps:\n  "
+                    + steps.stream().map(Object::toString).collect(Collectors.joining("\n  "));
+        }
+    }
+
+    enum Kind {
+        OPEN_IF_MISSING, DEPOSIT, QUERY, CAPPED, APPLY_THEN_THROW, CLOSE,
+        /** An account's command that deposits, then sends its nested steps (of its own account) and waits. */
+        SEND_OWN,
+        /** A plain handler's command that sends its nested steps (any account, or scripts) and waits. */
+        SCRIPT
+    }
+
+    /** One command; {@code nested} only for SEND_OWN and SCRIPT. */
+    record Step(Kind kind, String account, long amount, boolean catchNested, boolean throwAfter, List<Step> nested) {
+
+        Object command() {
+            return switch (kind) {
+                case OPEN_IF_MISSING -> new OpenIfMissing(account);
+                case DEPOSIT -> new Deposit(account, amount);
+                case QUERY -> new Query(account);
+                case CAPPED -> new Capped(account, amount, 3 * amount);
+                case APPLY_THEN_THROW -> new ApplyThenThrow(account, amount);
+                case CLOSE -> new Close(account);
+                case SEND_OWN -> new SendOwn(account, amount, nestedCommands(), catchNested, throwAfter);
+                case SCRIPT -> new Script(nestedCommands(), catchNested, throwAfter);
+            };
+        }
+
+        private List<Object> nestedCommands() {
+            return nested.stream().map(Step::command).collect(Collectors.toList());
+        }
+
+        /** True when its handler sends commands: ringbus never runs it twice (RunOnce). */
+        boolean sends() {
+            return !nested.isEmpty();
+        }
+
+        /** True when it sends, at any depth, a command for an aggregate: on the ring it must find none ahead. */
+        boolean sendsToAggregates() {
+            return kind == Kind.SCRIPT && nested.stream().anyMatch(s -> s.kind != Kind.SCRIPT || s.sendsToAggregates());
+        }
+
+        @Override
+        public String toString() {
+            return command().toString();
+        }
+    }
+
+    private static Arbitrary<Program> programs(boolean compact) {
+        Arbitrary<List<String>> opened = Arbitraries.of(ACCOUNTS).set().ofMinSize(1).map(ArrayList::new);
+        Arbitrary<List<Step>> steps = step(compact, 0).list().ofMinSize(1).ofMaxSize(12);
+        return Combinators.combine(opened, steps, Arbitraries.integers().between(0, 1 << 20),
+                                   Arbitraries.integers().between(0, 1 << 20))
+                          .as((accounts, list, faultSeed, holdSeed) -> program(accounts, list, faultSeed, holdSeed));
+    }
+
+    /** A step; amounts are given unique values afterwards, so that a refused payload names one command's event. */
+    private static Arbitrary<Step> step(boolean compact, int depth) {
+        Arbitrary<String> account = Arbitraries.of(ACCOUNTS);
+        Arbitrary<Kind> simple = Arbitraries.of(Kind.OPEN_IF_MISSING, Kind.DEPOSIT, Kind.QUERY, Kind.CAPPED,
+                                                Kind.APPLY_THEN_THROW, Kind.CLOSE);
+        Arbitrary<Step> plain = Combinators.combine(simple, account)
+                                           .as((kind, id) -> new Step(kind, id, 0, false, false, List.of()));
+        // Nested in the sender's own aggregate: nothing that fails after applying (that fails the sender: a known
+        // limit, checked by NestedCommandTest).
+        Arbitrary<Step> ownNested = Arbitraries.of(Kind.DEPOSIT, Kind.QUERY, Kind.CAPPED)
+                                               .map(kind -> new Step(kind, "", 0, false, false, List.of()));
+        Arbitrary<Step> sendOwn = Combinators.combine(account, ownNested.list().ofMaxSize(2), Arbitraries.of(true, false),
+                                                      Arbitraries.of(true, false))
+                                             .as((id, nested, catching, throwing) -> new Step(
+                                                     Kind.SEND_OWN, id, 0, catching, throwing,
+                                                     nested.stream().map(n -> new Step(n.kind, id, 0, false, false,
+                                                                                       List.of()))
+                                                           .collect(Collectors.toList())));
+        if (!compact || depth >= 2) {
+            return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, plain), net.jqwik.api.Tuple.of(1, sendOwn));
+        }
+        Arbitrary<Step> script = Combinators.combine(step(true, depth + 1).list().ofMinSize(1).ofMaxSize(3),
+                                                     Arbitraries.of(true, false), Arbitraries.of(true, false))
+                                            .as((nested, catching, throwing) -> new Step(
+                                                    Kind.SCRIPT, "", 0, catching, throwing,
+                                                    // Not waited for in place on the ring (known limits): a
+                                                    // creation command of another aggregate; nor an aggregate's
+                                                    // command that sends (its own sends would nest a third level).
+                                                    nested.stream().filter(s -> s.kind != Kind.SEND_OWN
+                                                                           && s.kind != Kind.OPEN_IF_MISSING)
+                                                          .collect(Collectors.toList())));
+        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, plain), net.jqwik.api.Tuple.of(1, sendOwn),
+                                       net.jqwik.api.Tuple.of(2, script));
+    }
+
+    private static Program program(List<String> opened, List<Step> generated, int faultSeed, int holdSeed) {
+        long[] next = {1};
+        List<Step> steps = new ArrayList<>();
+        for (Step step : generated) {
+            steps.add(numbered(step, next));
+        }
+        // The events one step would apply, by payload: what the store may refuse or a subscriber throw on.
+        List<Object> candidates = new ArrayList<>();
+        for (Step step : steps) {
+            collectEvents(step, candidates);
+        }
+        candidates.removeIf(event -> event instanceof Opened o && opened.contains(o.id())); // opened by the set-up
+        java.util.Random random = new java.util.Random(faultSeed);
+        Set<Object> refused = new HashSet<>();
+        for (Object candidate : candidates) {
+            if (random.nextInt(4) == 0) {
+                refused.add(candidate);
+            }
+        }
+        Object subscriberFailsOn = candidates.isEmpty() || random.nextInt(3) != 0
+                ? null : candidates.get(random.nextInt(candidates.size()));
+        refused.remove(subscriberFailsOn);
+        java.util.Random holds = new java.util.Random(holdSeed);
+        Set<Integer> heldFrom = new HashSet<>();
+        for (int i = 0; i < steps.size(); i++) {
+            if (holds.nextInt(3) == 0) {
+                heldFrom.add(i);
+            }
+        }
+        return new Program(opened, steps, refused, subscriberFailsOn, heldFrom);
+    }
+
+    private static Step numbered(Step step, long[] next) {
+        long amount = next[0]++;
+        List<Step> nested = new ArrayList<>();
+        for (Step inner : step.nested) {
+            nested.add(numbered(inner, next));
+        }
+        return new Step(step.kind, step.account, amount, step.catchNested, step.throwAfter, nested);
+    }
+
+    private static void collectEvents(Step step, List<Object> into) {
+        switch (step.kind) {
+            case OPEN_IF_MISSING -> into.add(new Opened(step.account));
+            case DEPOSIT, CAPPED, APPLY_THEN_THROW, SEND_OWN -> into.add(new Deposited(step.account, step.amount));
+            case CLOSE -> into.add(new Closed(step.account));
+            default -> {
+            }
+        }
+        for (Step inner : step.nested) {
+            collectEvents(inner, into);
+        }
+    }
+
+    // --- running a program on both buses -------------------------------------------------------------------------------
+
+    private void assertSameAsSimpleCommandBus(Shape shape, Program program) {
+        if (!shape.inTransaction() && program.subscriberFailsOn() != null) {
+            // A subscriber that throws outside the store's transaction fails a stored command: what PARALLEL and
+            // AFTER_STORE mean (known limits). Not compared.
+            program = new Program(program.opened(), program.steps(), program.refused(), null, program.heldFrom());
+        }
+        List<String> onRing = runOnRing(shape, program);
+        Map<String, List<String>> ringStreams = streams(ringEngine);
+        shutDown();
+
+        FaultyStorageEngine engine = faultyEngine(program);
+        EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
+        subscribeFailing(eventStore, program.subscriberFailsOn());
+        SimpleCommandBus bus = SimpleCommandBus.builder().build();
+        for (Class<?> type : List.of(Account.class)) {
+            register(type, bus, eventStore);
+        }
+        new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(bus);
+        gateway = DefaultCommandGateway.builder().commandBus(bus).build();
+        for (String account : program.opened()) {
+            assertThat(send(bus, new Open(account))).isEqualTo(account);
+        }
+        List<String> expected = new ArrayList<>();
+        List<String> storeFailures = new ArrayList<>();
+        for (int i = 0; i < program.steps().size(); i++) {
+            Step step = program.steps().get(i);
+            String documented = documentedDifference(step, onRing.get(i), storeFailures);
+            String outcome = documented != null ? documented : send(bus, step.command());
+            expected.add(outcome);
+            if (outcome.equals("Refused")) {
+                storeFailures.add(step.account());
+            }
+        }
+        eventStore.shutDown();
+
+        assertThat(onRing).as("outcomes on ringbus (%s), step by step", shape).isEqualTo(expected);
+        assertThat(ringStreams).as("stored streams on ringbus (%s)", shape).isEqualTo(streams(engine));
+    }
+
+    /**
+     * The one place where a documented difference is accepted, and checked to be what design.md says: a command whose
+     * handler sent commands is never run twice, so when it was built on a command the store refused it fails with the
+     * store's "failed to be stored" and nothing of it happens (SimpleCommandBus, which stores each command before the
+     * next, would have run it on the stored state). The twin then does not run it.
+     *
+     * @return the outcome the twin takes for the step without running it, or null to run it
+     */
+    private static String documentedDifference(Step step, String onRing, List<String> storeFailures) {
+        if (step.kind() == Kind.OPEN_IF_MISSING && onRing.equals("AggregateDeletedException")) {
+            // CREATE_IF_MISSING on a deleted aggregate: Axon's repository creates it again over its history, which
+            // a store with a unique key refuses and Axon's in-memory engine stores twice; ringbus refuses it at once.
+            return onRing;
+        }
+        if (!onRing.equals("EventStoreException: failed to be stored")) {
+            return null;
+        }
+        assertThat(step.sends()).as("only a command that sent commands is failed rather than run again: %s", step)
+                                .isTrue();
+        assertThat(storeFailures).as("a command the store refused came before %s", step).isNotEmpty();
+        return onRing;
+    }
+
+    private List<String> runOnRing(Shape shape, Program program) {
+        ringEngine = new FaultyStorageEngine();
+        program.refused().forEach(ringEngine::refuse);
+        RingEventStore eventStore = RingEventStore.builder().storageEngine(ringEngine).build();
+        subscribeFailing(eventStore, program.subscriberFailsOn());
+        ring = shape.settings().apply(RingCommandBus.builder().eventStore(eventStore)
+                                                    .shutdownTimeout(Duration.ofSeconds(5))).build();
+        ring.registerAggregate(Account.class);
+        new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(ring);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        ring.registerHandlerInterceptor((unitOfWork, chain) -> {
+            try {
+                return chain.proceed();
+            } finally {
+                handled.add(unitOfWork.getMessage().getIdentifier());
+            }
+        });
+        ring.start();
+        gateway = DefaultCommandGateway.builder().commandBus(ring).build();
+        for (String account : program.opened()) {
+            assertThat(send(ring, new Open(account))).isEqualTo(account);
+        }
+        List<CompletableFuture<String>> outcomes = new ArrayList<>();
+        List<String> inHold = new ArrayList<>();
+        HeldAppend held = null;
+        for (int i = 0; i < program.steps().size(); i++) {
+            Step step = program.steps().get(i);
+            boolean alone = step.sendsToAggregates();
+            if (held != null && (alone || program.heldFrom().contains(i))) {
+                release(held, inHold, handled);
+                held = null;
+            }
+            if (alone) {
+                // Waits for every command before it: none of another aggregate may be ahead of it in the ring.
+                outcomes.forEach(CompletableFuture::join);
+            } else if (held == null && program.heldFrom().contains(i)) {
+                held = ringEngine.holdNextAppend();
+            }
+            var command = asCommandMessage(step.command());
+            if (held != null) {
+                inHold.add(command.getIdentifier());
+            }
+            outcomes.add(dispatch(ring, command));
+            if (alone) {
+                outcomes.get(i).join();
+            }
+        }
+        if (held != null) {
+            release(held, inHold, handled);
+        }
+        return outcomes.stream().map(f -> f.orTimeout(20, TimeUnit.SECONDS).join()).collect(Collectors.toList());
+    }
+
+    /** Lets the held append go once every command dispatched behind it was handled (at most 2 s). */
+    private static void release(HeldAppend held, List<String> inHold, Set<String> handled) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (!handled.containsAll(inHold) && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        held.release();
+        inHold.clear();
+    }
+
+    private static FaultyStorageEngine faultyEngine(Program program) {
+        FaultyStorageEngine engine = new FaultyStorageEngine();
+        program.refused().forEach(engine::refuse);
+        return engine;
+    }
+
+    private static void subscribeFailing(EmbeddedEventStore eventStore, Object failsOn) {
+        if (failsOn == null) {
+            return;
+        }
+        eventStore.subscribe(events -> events.forEach(event -> {
+            if (event.getPayload().equals(failsOn)) {
+                throw new SubscriberFailure("a subscriber refuses " + failsOn);
+            }
+        }));
+    }
+
+    private static <A> void register(Class<A> type, SimpleCommandBus bus, EmbeddedEventStore eventStore) {
+        AggregateAnnotationCommandHandler.<A>builder()
+                                         .aggregateType(type)
+                                         .repository(EventSourcingRepository.builder(type).eventStore(eventStore)
+                                                                             .build())
+                                         .build()
+                                         .subscribe(bus);
+    }
+
+    private static CompletableFuture<String> dispatch(org.axonframework.commandhandling.CommandBus bus,
+                                                      org.axonframework.commandhandling.CommandMessage<?> command) {
+        CompletableFuture<String> outcome = new CompletableFuture<>();
+        CommandCallback<Object, Object> callback = (message, result) -> {
+            if (!outcome.complete(describe(result))) {
+                throw new AssertionError("callback of " + message.getPayload() + " called twice");
+            }
+        };
+        bus.dispatch(command, callback);
+        return outcome;
+    }
+
+    private static String send(org.axonframework.commandhandling.CommandBus bus, Object payload) {
+        return dispatch(bus, asCommandMessage(payload)).orTimeout(20, TimeUnit.SECONDS).join();
+    }
+
+    private static String describe(CommandResultMessage<?> result) {
+        if (!result.isExceptional()) {
+            return String.valueOf(result.getPayload());
+        }
+        Throwable failure = result.exceptionResult();
+        String name = failure.getClass().getSimpleName();
+        if (failure instanceof IllegalArgumentException || failure instanceof SubscriberFailure) {
+            // Refused by the store or by a subscriber: which comes first when one command has both events depends on
+            // when subscribers are called (before the append without a transaction manager: known limits).
+            return "Refused";
+        }
+        if (failure.getMessage() != null && failure.getMessage().contains("failed to be stored")) {
+            return name + ": failed to be stored";
+        }
+        return name;
+    }
+
+    /** Every account's stored events: sequence number and payload, in order. */
+    private static Map<String, List<String>> streams(FaultyStorageEngine engine) {
+        Map<String, List<String>> streams = new LinkedHashMap<>();
+        for (String account : ACCOUNTS) {
+            streams.put(account, engine.readEvents(account, 0).asStream()
+                                       .map(e -> e.getSequenceNumber() + ":" + e.getPayload())
+                                       .collect(Collectors.toList()));
+        }
+        return streams;
+    }
+
+    // --- the application -----------------------------------------------------------------------------------------------
+
+    record Open(@TargetAggregateIdentifier String id) {
+    }
+
+    record OpenIfMissing(@TargetAggregateIdentifier String id) {
+    }
+
+    record Deposit(@TargetAggregateIdentifier String id, long amount) {
+    }
+
+    record Query(@TargetAggregateIdentifier String id) {
+    }
+
+    record Capped(@TargetAggregateIdentifier String id, long amount, long cap) {
+    }
+
+    record ApplyThenThrow(@TargetAggregateIdentifier String id, long amount) {
+    }
+
+    record Close(@TargetAggregateIdentifier String id) {
+    }
+
+    record SendOwn(@TargetAggregateIdentifier String id, long amount, List<Object> nested, boolean catchNested,
+                   boolean throwAfter) {
+    }
+
+    record Script(List<Object> nested, boolean catchNested, boolean throwAfter) {
+    }
+
+    record Opened(String id) {
+    }
+
+    record Deposited(String id, long amount) {
+    }
+
+    record Closed(String id) {
+    }
+
+    static class SubscriberFailure extends RuntimeException {
+        SubscriberFailure(String message) {
+            super(message);
+        }
+    }
+
+    static class CapExceeded extends RuntimeException {
+        CapExceeded(String message) {
+            super(message);
+        }
+    }
+
+    /** An account: every kind of command handler an Axon user writes on an event-sourced aggregate. */
+    static class Account {
+
+        @AggregateIdentifier
+        private String id;
+        private long balance;
+
+        Account() {
+        }
+
+        @CommandHandler
+        Account(Open command) {
+            apply(new Opened(command.id()));
+        }
+
+        @CommandHandler
+        @CreationPolicy(AggregateCreationPolicy.CREATE_IF_MISSING)
+        long handle(OpenIfMissing command) {
+            if (id == null) {
+                apply(new Opened(command.id()));
+            }
+            return balance;
+        }
+
+        @CommandHandler
+        long handle(Deposit command) {
+            apply(new Deposited(id, command.amount()));
+            return balance;
+        }
+
+        @CommandHandler
+        long handle(Query command) {
+            return balance;
+        }
+
+        @CommandHandler
+        long handle(Capped command) {
+            if (balance + command.amount() > command.cap()) {
+                throw new CapExceeded(id + " holds " + balance + ", cap " + command.cap());
+            }
+            apply(new Deposited(id, command.amount()));
+            return balance;
+        }
+
+        @CommandHandler
+        void handle(ApplyThenThrow command) {
+            apply(new Deposited(id, command.amount()));
+            throw new IllegalStateException("fails after applying " + command.amount());
+        }
+
+        @CommandHandler
+        void handle(Close command) {
+            apply(new Closed(id));
+        }
+
+        @CommandHandler
+        long handle(SendOwn command) {
+            apply(new Deposited(id, command.amount()));
+            sendAll(command.nested(), command.catchNested());
+            if (command.throwAfter()) {
+                throw new IllegalStateException("sender fails after its nested commands");
+            }
+            return balance;
+        }
+
+        @EventSourcingHandler
+        void on(Opened event) {
+            id = event.id();
+        }
+
+        @EventSourcingHandler
+        void on(Deposited event) {
+            balance += event.amount();
+        }
+
+        @EventSourcingHandler
+        void on(Closed event) {
+            markDeleted();
+        }
+    }
+
+    /** A plain command handler that sends commands and waits for them, as a process in an application does. */
+    static class Scripts {
+
+        @CommandHandler
+        String handle(Script command) {
+            String results = sendAll(command.nested(), command.catchNested());
+            if (command.throwAfter()) {
+                throw new IllegalStateException("script fails after its nested commands");
+            }
+            return results;
+        }
+    }
+
+    /** Sends each command and waits; a failure is caught (and told in the result) or propagates. */
+    private static String sendAll(List<Object> commands, boolean catching) {
+        StringBuilder results = new StringBuilder();
+        for (Object command : commands) {
+            try {
+                results.append(String.valueOf((Object) gateway.sendAndWait(command))).append(';');
+            } catch (RuntimeException failure) {
+                if (!catching) {
+                    throw failure;
+                }
+                results.append(failure.getClass().getSimpleName()).append(';');
+            }
+        }
+        return results.toString();
+    }
+}
