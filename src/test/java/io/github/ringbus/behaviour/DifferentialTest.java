@@ -79,6 +79,8 @@ class DifferentialTest {
 
     private RingCommandBus ring;
     private FaultyStorageEngine ringEngine;
+    /** What the last program's commands got on ringbus, for an example that checks a documented difference. */
+    private List<String> lastRingOutcomes;
 
     @AfterTry
     void shutDown() {
@@ -125,7 +127,9 @@ class DifferentialTest {
                 new Shape("FULL, 2 handler threads, 3 store threads", true,
                           b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(3)),
                 new Shape("FULL, AFTER_STORE", false,
-                          b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE)));
+                          b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE)),
+                new Shape("FULL, PARALLEL", false, false,
+                          b -> b.topology(Topology.FULL).publishMode(PublishMode.PARALLEL)));
     }
 
     @Provide
@@ -168,6 +172,21 @@ class DifferentialTest {
                                                  Set.of(new Deposited("a", 3)), null, Set.of(0)));
     }
 
+    /**
+     * {@code CREATE_IF_MISSING} on an account closed (deleted) before: ringbus ran the handler on the deleted
+     * aggregate, which Axon's repositories never do; it now fails with {@code AggregateDeletedException} (the
+     * documented difference: Axon's repository would create the aggregate again over its history).
+     */
+    @Example
+    void createIfMissingOnADeletedAggregateFailsAsDeleted() {
+        assertSameAsSimpleCommandBus(new Shape("FULL, 1 handler thread", true,
+                                               b -> b.topology(Topology.FULL).handlerThreads(1)),
+                                     new Program(List.of("a"), List.of(step(Kind.CLOSE, "a"),
+                                                                       step(Kind.OPEN_IF_MISSING, "a")),
+                                                 Set.of(), null, Set.of(0)));
+        assertThat(lastRingOutcomes).containsExactly("null", "AggregateDeletedException");
+    }
+
     private static Step step(Kind kind, String account) {
         return step(kind, account, 0);
     }
@@ -178,8 +197,16 @@ class DifferentialTest {
 
     // --- programs ------------------------------------------------------------------------------------------------------
 
-    /** How the ring is built; {@code inTransaction}: subscribers are called inside the store's transaction. */
-    record Shape(String name, boolean inTransaction, UnaryOperator<RingCommandBus.Builder> settings) {
+    /**
+     * How the ring is built; {@code inTransaction}: subscribers are called inside the store's transaction;
+     * {@code reRuns}: commands built on a refused one are handled again (not with a publish stage beside the store).
+     */
+    record Shape(String name, boolean inTransaction, boolean reRuns, UnaryOperator<RingCommandBus.Builder> settings) {
+
+        Shape(String name, boolean inTransaction, UnaryOperator<RingCommandBus.Builder> settings) {
+            this(name, inTransaction, true, settings);
+        }
+
         @Override
         public String toString() {
             return name;
@@ -368,6 +395,7 @@ class DifferentialTest {
             program = new Program(program.opened(), program.steps(), program.refused(), null, program.heldFrom());
         }
         List<String> onRing = runOnRing(shape, program);
+        lastRingOutcomes = onRing;
         Map<String, List<String>> ringStreams = streams(ringEngine);
         shutDown();
 
@@ -388,7 +416,7 @@ class DifferentialTest {
         List<String> storeFailures = new ArrayList<>();
         for (int i = 0; i < program.steps().size(); i++) {
             Step step = program.steps().get(i);
-            String documented = documentedDifference(step, onRing.get(i), storeFailures);
+            String documented = documentedDifference(shape, step, onRing.get(i), storeFailures);
             String outcome = documented != null ? documented : send(bus, step.command());
             expected.add(outcome);
             if (outcome.equals("Refused")) {
@@ -403,13 +431,14 @@ class DifferentialTest {
 
     /**
      * The one place where a documented difference is accepted, and checked to be what design.md says: a command whose
-     * handler sent commands is never run twice, so when it was built on a command the store refused it fails with the
-     * store's "failed to be stored" and nothing of it happens (SimpleCommandBus, which stores each command before the
+     * handler sent commands (or marked itself {@link RunOnce}) is never run twice, nor is any command while a publish
+     * stage runs beside the store ({@code PARALLEL} on {@code FULL}), so when it was built on a command the store
+     * refused it fails with the store's "failed to be stored" and nothing of it happens (SimpleCommandBus, which stores each command before the
      * next, would have run it on the stored state). The twin then does not run it.
      *
      * @return the outcome the twin takes for the step without running it, or null to run it
      */
-    private static String documentedDifference(Step step, String onRing, List<String> storeFailures) {
+    private static String documentedDifference(Shape shape, Step step, String onRing, List<String> storeFailures) {
         if (step.kind() == Kind.OPEN_IF_MISSING && onRing.equals("AggregateDeletedException")) {
             // CREATE_IF_MISSING on a deleted aggregate: Axon's repository creates it again over its history, which
             // a store with a unique key refuses and Axon's in-memory engine stores twice; ringbus refuses it at once.
@@ -418,8 +447,9 @@ class DifferentialTest {
         if (!onRing.equals("EventStoreException: failed to be stored")) {
             return null;
         }
-        assertThat(step.runsOnce()).as("only a command that may not run twice is failed rather than run again: %s",
-                                        step).isTrue();
+        assertThat(step.runsOnce() || !shape.reRuns())
+                .as("only a command that may not run twice, or any with a publish stage beside the store, is failed "
+                            + "rather than run again: %s", step).isTrue();
         assertThat(storeFailures).as("a command the store refused came before %s", step).isNotEmpty();
         return onRing;
     }
