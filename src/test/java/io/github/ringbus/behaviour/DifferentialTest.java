@@ -295,9 +295,11 @@ class DifferentialTest {
                                                 Kind.APPLY_THEN_THROW, Kind.CLOSE, Kind.DEPOSIT_RUN_ONCE);
         Arbitrary<Step> plain = Combinators.combine(simple, account)
                                            .as((kind, id) -> new Step(kind, id, 0, false, false, List.of()));
-        // Nested in the sender's own aggregate: nothing that fails after applying (that fails the sender: a known
-        // limit, checked by NestedCommandTest).
-        Arbitrary<Step> ownNested = Arbitraries.of(Kind.DEPOSIT, Kind.QUERY, Kind.CAPPED)
+        // Nested in the sender's own aggregate: nothing that fails. One that fails after applying fails the sender
+        // on ringbus; and after any failure Axon's repository loads the aggregate afresh for the next nested command
+        // while the sender keeps its instance, so on SimpleCommandBus the sender no longer sees what they change
+        // (known limits; NestedCommandTest).
+        Arbitrary<Step> ownNested = Arbitraries.of(Kind.DEPOSIT, Kind.QUERY)
                                                .map(kind -> new Step(kind, "", 0, false, false, List.of()));
         Arbitrary<Step> sendOwn = Combinators.combine(account, ownNested.list().ofMaxSize(2), Arbitraries.of(true, false),
                                                       Arbitraries.of(true, false))
