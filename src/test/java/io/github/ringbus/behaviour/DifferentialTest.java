@@ -81,6 +81,8 @@ class DifferentialTest {
     private FaultyStorageEngine ringEngine;
     /** What the last program's commands got on ringbus, for an example that checks a documented difference. */
     private List<String> lastRingOutcomes;
+    /** How many threads dispatch the program's commands to the ring (each account's commands from one of them). */
+    private int dispatchers = 1;
 
     @AfterTry
     void shutDown() {
@@ -106,6 +108,23 @@ class DifferentialTest {
     void onFullEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("fullShapes") Shape shape,
                                                            @ForAll("fullPrograms") Program program) {
         assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    /**
+     * Two dispatching threads, one for account "a" and one for the others, each sending its commands in program
+     * order while the first append is held: the ring interleaves them as it likes, and each account's commands still
+     * get exactly what they get when one caller sends the whole program to SimpleCommandBus (programs whose commands
+     * touch only their own account: no scripts).
+     */
+    @Property
+    void withTwoDispatchersEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("allShapes") Shape shape,
+                                                                      @ForAll("fullPrograms") Program program) {
+        assertSameAsSimpleCommandBus(shape, program, 2);
+    }
+
+    @Provide
+    Arbitrary<Shape> allShapes() {
+        return Arbitraries.oneOf(compactShapes(), fullShapes());
     }
 
     @Provide
@@ -387,6 +406,11 @@ class DifferentialTest {
     // --- running a program on both buses -------------------------------------------------------------------------------
 
     private void assertSameAsSimpleCommandBus(Shape shape, Program program) {
+        assertSameAsSimpleCommandBus(shape, program, 1);
+    }
+
+    private void assertSameAsSimpleCommandBus(Shape shape, Program program, int dispatchingThreads) {
+        dispatchers = dispatchingThreads;
         Statistics.label("shape").collect(shape.name());
         Statistics.label("faults").collect(program.refused().isEmpty() ? "none refused" : "some refused",
                                            program.subscriberFailsOn() == null ? "no subscriber fault"
@@ -479,6 +503,9 @@ class DifferentialTest {
         for (String account : program.opened()) {
             assertThat(send(ring, new Open(account))).isEqualTo(account);
         }
+        if (dispatchers > 1) {
+            return dispatchFromSeveralThreads(program, handled);
+        }
         List<CompletableFuture<String>> outcomes = new ArrayList<>();
         List<String> inHold = new ArrayList<>();
         HeldAppend held = null;
@@ -507,6 +534,46 @@ class DifferentialTest {
         if (held != null) {
             release(held, inHold, handled);
         }
+        return outcomes.stream().map(f -> f.orTimeout(20, TimeUnit.SECONDS).join()).collect(Collectors.toList());
+    }
+
+    /**
+     * Holds the first append, has {@link #dispatchers} threads send the program's commands (account "a"'s from the
+     * first, the others' from the second, each in program order), lets the append go once all were handled, and
+     * returns the outcomes in program order.
+     */
+    private List<String> dispatchFromSeveralThreads(Program program, Set<String> handled) {
+        int count = program.steps().size();
+        List<CompletableFuture<String>> outcomes = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            outcomes.add(null);
+        }
+        List<String> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        HeldAppend held = ringEngine.holdNextAppend();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < dispatchers; t++) {
+            int thread = t;
+            threads.add(new Thread(() -> {
+                for (int i = 0; i < count; i++) {
+                    Step step = program.steps().get(i);
+                    if ((step.account().equals("a") ? 0 : 1) % dispatchers == thread) {
+                        var command = asCommandMessage(step.command());
+                        all.add(command.getIdentifier());
+                        outcomes.set(i, dispatch(ring, command));
+                    }
+                }
+            }, "dispatcher-" + t));
+        }
+        threads.forEach(Thread::start);
+        for (Thread thread : threads) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        release(held, all, handled);
         return outcomes.stream().map(f -> f.orTimeout(20, TimeUnit.SECONDS).join()).collect(Collectors.toList());
     }
 
