@@ -218,18 +218,11 @@ class RefusedAppendNeighboursTest {
      * @return each deposit's result: the balance, or the simple name of the exception it failed with
      */
     private static List<String> onSimpleCommandBus(long... amounts) {
-        FaultyStorageEngine engine = new FaultyStorageEngine();
-        engine.refuse(REFUSED);
-        try (SimpleBusTwin twin = new SimpleBusTwin(engine)) {
-            twin.send(new Open("a"));
-            List<String> results = new ArrayList<>();
-            for (long amount : amounts) {
-                var result = twin.send(new Deposit("a", amount));
-                results.add(result.isExceptional() ? result.exceptionResult().getClass().getSimpleName()
-                                    : String.valueOf(result.getPayload()));
-            }
-            return results;
+        Object[] deposits = new Object[amounts.length];
+        for (int i = 0; i < amounts.length; i++) {
+            deposits[i] = new Deposit("a", amounts[i]);
         }
+        return commandsOnSimpleCommandBus(REFUSED, deposits);
     }
 
     /**
