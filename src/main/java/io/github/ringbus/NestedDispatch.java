@@ -32,7 +32,7 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;
  *     from a handler thread inside a command, a command for the very aggregate that command targets (this thread
  *     owns it); and, waited for from the one handler thread of {@link Topology#COMPACT} (which owns every aggregate),
- *     an instance command for another aggregate none of whose commands is ahead of it in the ring. Its applied events
+ *     an instance or creation command for another aggregate none of whose commands is ahead of it in the ring. Its applied events
  *     join the current command's, in order, and are stored with them; if the outer command fails, they are discarded
  *     with it. A nested command of the same aggregate that fails after applying events fails the outer command too
  *     (its events cannot be taken back alone); one of another aggregate is taken back alone. A command nobody
@@ -146,14 +146,15 @@ final class NestedDispatch {
         if (!handlerThreadOwnsEveryAggregate) {
             return "with several handler threads (or the FULL topology) another thread owns that aggregate";
         }
-        if (route.createsAggregate()) {
-            return "it may create its aggregate, which ringbus runs in place only through AggregateLifecycle.createNew";
-        }
         RingRepository<?> repository = route.repository();
         String target;
         try {
             target = repository.targetResolver().resolveTarget(command).getIdentifier();
         } catch (RuntimeException unresolvable) {
+            if (route.createsAggregate()) {
+                return "it creates an aggregate whose identifier is known only once it exists, which ringbus runs "
+                        + "in place only through AggregateLifecycle.createNew";
+            }
             // Its handler fails the same way, touching no aggregate: as on SimpleCommandBus.
             runInPlace(command, callback, handler, null);
             return null;
@@ -165,7 +166,9 @@ final class NestedDispatch {
         AggregateHolder<?> holder;
         int generation;
         try {
-            holder = repository.preload(target, false, false, outer.sequence, null);
+            // A command that may create its aggregate (constructor, ALWAYS, CREATE_IF_MISSING) gets a holder even
+            // when the store has none: its handler creates the aggregate in it (RingRepository#newInstance).
+            holder = repository.preload(target, route.createsAggregate(), false, outer.sequence, null);
             if (holder == null) {
                 throw new AggregateNotFoundException(target, "The aggregate was not found in the event store");
             }
@@ -385,8 +388,8 @@ final class NestedDispatch {
                         + "current work, so waiting would hang the bus, and it cannot run in place: " + notInPlace
                         + ". On a pipeline thread a command can be waited for when it runs in place: a command for a "
                         + "plain (non-aggregate) handler; inside a command handler, a command for the aggregate that "
-                        + "command targets; and, on one handler thread (the COMPACT topology), an instance command "
-                        + "for another aggregate with none of its commands ahead in the ring. Otherwise send it "
+                        + "command targets; and, on one handler thread (the COMPACT topology), an instance or creation "
+                        + "command for another aggregate with none of its commands ahead in the ring. Otherwise send it "
                         + "without waiting (commandGateway.send(...) or a callback), or dispatch it from a thread of "
                         + "your own.");
     }

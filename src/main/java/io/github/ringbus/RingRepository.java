@@ -471,10 +471,16 @@ final class RingRepository<T> implements Repository<T> {
             return outsideRingRepository().newInstance(factoryMethod, initMethod);
         }
         CommandSlot slot = currentSlot();
-        if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
+        AggregateHolder<T> holder = inPlaceTargetOf(slot);
+        if (holder != null && !calledBy(holder)) {
+            // A creation command sent from another aggregate's handler, running in place on its holder
+            // (NestedDispatch): it creates the aggregate there, or finds it exists. (createNew from the in-place
+            // aggregate's own handler creates alongside, below.)
+        } else if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
             return createAlongside(slot, factoryMethod, initMethod);
+        } else {
+            holder = ownHolder(slot);
         }
-        AggregateHolder<T> holder = ownHolder(slot);
         if (holder == null) {
             // A creation command that names no target: the identifier is known once the aggregate exists.
             holder = new AggregateHolder<>(this, null);
@@ -522,6 +528,15 @@ final class RingRepository<T> implements Repository<T> {
         );
         initMethod.accept(aggregate);
         return aggregate;
+    }
+
+    /** True when the handler running now is {@code holder}'s aggregate's own (its scope is current). */
+    private static boolean calledBy(AggregateHolder<?> holder) {
+        try {
+            return holder.aggregate() != null && Scope.getCurrentScope() == holder.aggregate();
+        } catch (IllegalStateException noScope) {
+            return false;
+        }
     }
 
     /**
@@ -625,6 +640,16 @@ final class RingRepository<T> implements Repository<T> {
         String type = ((AggregateScopeDescriptor) scopeDescription).getType();
         return model.types().anyMatch(t -> t.getSimpleName().equals(type)
                 || model.declaredType(t).map(type::equals).orElse(false));
+    }
+
+    /**
+     * The aggregate of this type that a command sent from the slot's handler runs on in place (a creation command
+     * among them creates it there: {@link NestedDispatch}), or null.
+     */
+    @SuppressWarnings("unchecked")
+    private AggregateHolder<T> inPlaceTargetOf(CommandSlot slot) {
+        AggregateHolder<?> inPlace = slot.inPlaceTarget();
+        return inPlace != null && inPlace.repository() == this ? (AggregateHolder<T>) inPlace : null;
     }
 
     @SuppressWarnings("unchecked")

@@ -334,14 +334,11 @@ class DifferentialTest {
                                                      Arbitraries.of(true, false), Arbitraries.of(true, false))
                                             .as((nested, catching, throwing) -> new Step(
                                                     Kind.SCRIPT, "", 0, catching, throwing,
-                                                    // Not waited for in place on the ring (known limits): a
-                                                    // creation command of another aggregate; nor an aggregate's
-                                                    // command that sends (its own sends would nest a third level).
-                                                    // Nor markDeleted: Axon's repository runs a later nested
-                                                    // command of the same root on the deleted instance (known
-                                                    // limits), where ringbus refuses it.
+                                                    // Not an aggregate's command that sends (its own sends would
+                                                    // nest a third level). Nor markDeleted: Axon's repository runs
+                                                    // a later nested command of the same root on the deleted
+                                                    // instance (known limits), where ringbus refuses it.
                                                     nested.stream().filter(s -> s.kind != Kind.SEND_OWN
-                                                                           && s.kind != Kind.OPEN_IF_MISSING
                                                                            && s.kind != Kind.CLOSE)
                                                           .collect(Collectors.toList())));
         return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, plain), net.jqwik.api.Tuple.of(1, sendOwn),
