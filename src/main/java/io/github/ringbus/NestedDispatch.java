@@ -32,11 +32,11 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;
  *     from a handler thread inside a command, a command for the very aggregate that command targets (this thread
  *     owns it); and, waited for from the one handler thread of {@link Topology#COMPACT} (which owns every aggregate),
- *     an instance or creation command for another aggregate none of whose commands is ahead of it in the ring. Its applied events
- *     join the current command's, in order, and are stored with them; if the outer command fails, they are discarded
- *     with it. A nested command of the same aggregate that fails after applying events fails the outer command too
- *     (its events cannot be taken back alone); one of another aggregate is taken back alone. A command nobody
- *     handles fails at once.</li>
+ *     an instance or creation command for another aggregate none of whose commands is ahead of it in the ring. Its
+ *     applied events join the current command's, in order, and are stored with them; if the outer command fails,
+ *     they are discarded with it. A nested command of the same aggregate that fails after applying events fails the
+ *     outer command too (its events cannot be taken back alone); one of another aggregate is taken back alone, with
+ *     everything the commands it ran in place did. A command nobody handles fails at once.</li>
  *     <li><b>Refused</b>, at once, through its callback with a {@link PipelineWaitException} and not dispatched: any
  *     other command that is being waited for, i.e. dispatched by {@code CommandGateway.sendAndWait} or with a callback
  *     that is a {@link Future} (Axon's {@code FutureCallback}).</li>
