@@ -13,6 +13,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 import java.util.ArrayList;
+import java.util.function.Consumer;
 
 /**
  * One preallocated slot of the ring: everything the stages know about one dispatched command.
@@ -407,7 +408,7 @@ final class CommandSlot implements StageTimes {
     }
 
     /** Calls {@code action} with each aggregate a command run in place from this command's handler changed. */
-    void forEachBorrowed(java.util.function.Consumer<AggregateHolder<?>> action) {
+    void forEachBorrowed(Consumer<AggregateHolder<?>> action) {
         for (int i = 0; i < borrowed.size(); i++) {
             action.accept(borrowed.get(i));
         }

@@ -471,14 +471,14 @@ final class RingRepository<T> implements Repository<T> {
             return outsideRingRepository().newInstance(factoryMethod, initMethod);
         }
         CommandSlot slot = currentSlot();
+        // A creation command sent from another aggregate's handler runs in place on the holder NestedDispatch gave
+        // it, and creates the aggregate there (or finds it exists); createNew from that aggregate's own handler
+        // creates alongside, as from any live aggregate.
         AggregateHolder<T> holder = inPlaceTargetOf(slot);
-        if (holder != null && !calledBy(holder)) {
-            // A creation command sent from another aggregate's handler, running in place on its holder
-            // (NestedDispatch): it creates the aggregate there, or finds it exists. (createNew from the in-place
-            // aggregate's own handler creates alongside, below.)
-        } else if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
-            return createAlongside(slot, factoryMethod, initMethod);
-        } else {
+        if (holder == null || calledBy(holder)) {
+            if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
+                return createAlongside(slot, factoryMethod, initMethod);
+            }
             holder = ownHolder(slot);
         }
         if (holder == null) {

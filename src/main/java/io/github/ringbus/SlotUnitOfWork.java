@@ -35,6 +35,9 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  */
 final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> implements PublishedEventCollector {
 
+    /** The resource that marks a Unit of Work nested in a slot's for a command the ring runs in place. */
+    private static final String RUN_IN_PLACE = SlotUnitOfWork.class.getName() + ".runInPlace";
+
     private static final Logger logger = LoggerFactory.getLogger(SlotUnitOfWork.class);
     private static final Phase[] PHASES = Phase.values();
 
@@ -112,9 +115,6 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
         }
         return slot.events;
     }
-
-    /** The resource that marks a Unit of Work nested in a slot's for a command the ring runs in place. */
-    private static final String RUN_IN_PLACE = SlotUnitOfWork.class.getName() + ".runInPlace";
 
     /** Marks a Unit of Work {@link NestedDispatch} started, nested in a slot's, for a command run in place. */
     static void markRunInPlace(UnitOfWork<?> nested) {

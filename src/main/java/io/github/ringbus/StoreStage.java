@@ -431,8 +431,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     private static CommitOutcomeUnknownException outcomeUnknown(List<CommandSlot> group, Throwable failure) {
+        long commands = group.stream().filter(CommandSlot::hasEventsToStore).count(); // not the passengers
         return new CommitOutcomeUnknownException(
-                "The commit of " + group.size() + " command(s)' events failed without saying whether they were "
+                "The commit of " + commands + " command(s)' events failed without saying whether they were "
                         + "committed; they may be stored, and are not appended again: " + failure, failure);
     }
 

@@ -14,11 +14,14 @@ import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.lifecycle.AfterTry;
 import org.axonframework.commandhandling.AnnotationCommandHandlerAdapter;
+import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.callbacks.FutureCallback;
@@ -36,10 +39,12 @@ import org.axonframework.modelling.command.TargetAggregateIdentifier;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,7 +80,7 @@ class DifferentialTest {
     /** The gateway the handlers send nested commands on: the bus the current program runs on. */
     private static volatile CommandGateway gateway;
     /** The bus the current program runs on, for handlers that dispatch on it directly. */
-    private static volatile org.axonframework.commandhandling.CommandBus bus;
+    private static volatile CommandBus bus;
 
     private RingCommandBus ring;
     private FaultyStorageEngine ringEngine;
@@ -328,7 +333,7 @@ class DifferentialTest {
                                                                                        List.of()))
                                                            .collect(Collectors.toList())));
         if (!compact || depth >= 2) {
-            return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, plain), net.jqwik.api.Tuple.of(1, sendOwn));
+            return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn));
         }
         Arbitrary<Step> script = Combinators.combine(step(true, depth + 1).list().ofMinSize(1).ofMaxSize(3),
                                                      Arbitraries.of(true, false), Arbitraries.of(true, false))
@@ -341,15 +346,20 @@ class DifferentialTest {
                                                     nested.stream().filter(s -> s.kind != Kind.SEND_OWN
                                                                            && s.kind != Kind.CLOSE)
                                                           .collect(Collectors.toList())));
-        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, plain), net.jqwik.api.Tuple.of(1, sendOwn),
-                                       net.jqwik.api.Tuple.of(2, script));
+        return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn),
+                                       Tuple.of(2, script));
     }
 
     private static Program program(List<String> opened, List<Step> generated, int faultSeed, int holdSeed) {
         long[] next = {1};
+        // CREATE_IF_MISSING nested in a script, on an account the program deletes: Axon's repository creates the
+        // aggregate again over its history, ringbus refuses (known limits). At the top level documentedDifference
+        // checks it; inside a script the script's other commands would make the two runs part, so it is left out.
+        Set<String> closed = generated.stream().filter(s -> s.kind() == Kind.CLOSE).map(Step::account)
+                                      .collect(Collectors.toSet());
         List<Step> steps = new ArrayList<>();
         for (Step step : generated) {
-            steps.add(numbered(step, next));
+            steps.add(numbered(withoutNestedCreationOf(closed, step), next));
         }
         // The events one step would apply, by payload: what the store may refuse or a subscriber throw on.
         List<Object> candidates = new ArrayList<>();
@@ -357,7 +367,7 @@ class DifferentialTest {
             collectEvents(step, candidates);
         }
         candidates.removeIf(event -> event instanceof Opened o && opened.contains(o.id())); // opened by the set-up
-        java.util.Random random = new java.util.Random(faultSeed);
+        Random random = new Random(faultSeed);
         Set<Object> refused = new HashSet<>();
         for (Object candidate : candidates) {
             if (random.nextInt(4) == 0) {
@@ -367,7 +377,7 @@ class DifferentialTest {
         Object subscriberFailsOn = candidates.isEmpty() || random.nextInt(3) != 0
                 ? null : candidates.get(random.nextInt(candidates.size()));
         refused.remove(subscriberFailsOn);
-        java.util.Random holds = new java.util.Random(holdSeed);
+        Random holds = new Random(holdSeed);
         Set<Integer> heldFrom = new HashSet<>();
         for (int i = 0; i < steps.size(); i++) {
             if (holds.nextInt(3) == 0) {
@@ -375,6 +385,16 @@ class DifferentialTest {
             }
         }
         return new Program(opened, steps, refused, subscriberFailsOn, heldFrom);
+    }
+
+    private static Step withoutNestedCreationOf(Set<String> accounts, Step step) {
+        List<Step> nested = new ArrayList<>();
+        for (Step inner : step.nested) {
+            if (!(inner.kind == Kind.OPEN_IF_MISSING && accounts.contains(inner.account))) {
+                nested.add(withoutNestedCreationOf(accounts, inner));
+            }
+        }
+        return new Step(step.kind, step.account, step.amount, step.catchNested, step.throwAfter, nested);
     }
 
     private static Step numbered(Step step, long[] next) {
@@ -426,9 +446,7 @@ class DifferentialTest {
         EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
         SimpleCommandBus bus = SimpleCommandBus.builder().build();
-        for (Class<?> type : List.of(Account.class)) {
-            register(type, bus, eventStore);
-        }
+        register(Account.class, bus, eventStore);
         new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(bus);
         gateway = DefaultCommandGateway.builder().commandBus(bus).build();
         DifferentialTest.bus = bus;
@@ -545,7 +563,7 @@ class DifferentialTest {
         for (int i = 0; i < count; i++) {
             outcomes.add(null);
         }
-        List<String> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> all = Collections.synchronizedList(new ArrayList<>());
         HeldAppend held = ringEngine.holdNextAppend();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < dispatchers; t++) {
@@ -610,8 +628,8 @@ class DifferentialTest {
                                          .subscribe(bus);
     }
 
-    private static CompletableFuture<String> dispatch(org.axonframework.commandhandling.CommandBus bus,
-                                                      org.axonframework.commandhandling.CommandMessage<?> command) {
+    private static CompletableFuture<String> dispatch(CommandBus bus,
+                                                      CommandMessage<?> command) {
         CompletableFuture<String> outcome = new CompletableFuture<>();
         CommandCallback<Object, Object> callback = (message, result) -> {
             if (!outcome.complete(describe(result))) {
@@ -622,7 +640,7 @@ class DifferentialTest {
         return outcome;
     }
 
-    private static String send(org.axonframework.commandhandling.CommandBus bus, Object payload) {
+    private static String send(CommandBus bus, Object payload) {
         return dispatch(bus, asCommandMessage(payload)).orTimeout(20, TimeUnit.SECONDS).join();
     }
 
