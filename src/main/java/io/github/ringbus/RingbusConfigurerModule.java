@@ -41,11 +41,19 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
         configurer.onInitialize(RingbusConfigurerModule::routeAggregatesThroughRing);
     }
 
+    /**
+     * Whether the command bus is a ring is known only once it is built, and building it builds the event store, which
+     * may ask the aggregates' modules for their settings ({@code AxonServerEventStore} asks for their snapshot
+     * filters): so it is asked at the first phase of start, once every module is initialized, and before any
+     * repository is built (Axon subscribes the aggregates' command handlers in a later phase).
+     */
     private static void routeAggregatesThroughRing(Configuration configuration) {
-        RingCommandBus ring = RingCommandBus.localRingOf(configuration.commandBus());
-        if (ring != null) {
-            routeAggregates(configuration, () -> ring);
-        }
+        configuration.onStart(Integer.MIN_VALUE, () -> {
+            RingCommandBus ring = RingCommandBus.localRingOf(configuration.commandBus());
+            if (ring != null) {
+                routeAggregates(configuration, () -> ring);
+            }
+        });
     }
 
     /**

@@ -10,9 +10,11 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 
 /**
- * What a failure of the store stage's append or commit says about the database, read from JDBC's exception types and
- * SQLStates (the standard classes, and PostgreSQL's own where it has them): whether the transaction was rolled back,
- * and whether the database cannot be reached at all. The one place the store stage's recovery learns this; stateless.
+ * What a failure of the store stage's append or commit says about the store, read from JDBC's exception types and
+ * SQLStates (the standard classes, and PostgreSQL's own where it has them) and from Axon Server's error codes
+ * ({@link AxonServerFailures}): whether the transaction was rolled back, whether the store cannot be reached at all,
+ * and whether another writer appended to an aggregate first. The one place the store stage's recovery learns this;
+ * stateless.
  */
 final class StoreFailures {
 
@@ -22,8 +24,8 @@ final class StoreFailures {
     /**
      * Whether a failure of {@code commit()} says that the database rolled the transaction back: anywhere in its causes,
      * an SQLState of class 23 (integrity constraint violation, of a deferred constraint), 40 (transaction rollback:
-     * serialization failure, deadlock) or 25P02 (the transaction was aborted). Any other failure of a commit leaves
-     * its outcome unknown.
+     * serialization failure, deadlock) or 25P02 (the transaction was aborted), or Axon Server's refusal of the
+     * transaction ({@link AxonServerFailures#rolledBack}). Any other failure of a commit leaves its outcome unknown.
      *
      * @param failure what a commit threw
      * @return true when nothing of the transaction was committed
@@ -31,7 +33,20 @@ final class StoreFailures {
     static boolean rolledBack(Throwable failure) {
         return anyCause(failure, t -> t instanceof SQLException sqlException
                 && sqlState(sqlException, state -> state.startsWith("23") || state.startsWith("40")
-                        || state.equals("25P02")));
+                        || state.equals("25P02"))
+                || AxonServerFailures.rolledBack(t));
+    }
+
+    /**
+     * Whether the store refused an append because an aggregate's events do not follow those it holds: another
+     * writer appended to the aggregate first, so that the state the command was handled on is out of date (Axon
+     * Server's {@value AxonServerFailures#INVALID_EVENT_SEQUENCE}). Nothing of the transaction is stored.
+     *
+     * @param failure what an attempt threw
+     * @return true when the command is worth handling again on the aggregate as stored
+     */
+    static boolean sequenceConflict(Throwable failure) {
+        return anyCause(failure, AxonServerFailures::sequenceConflict);
     }
 
     /**
@@ -39,7 +54,8 @@ final class StoreFailures {
      * fail again: anywhere in its causes (and suppressed exceptions), a JDBC connection exception
      * ({@link SQLTransientConnectionException}, {@link SQLNonTransientConnectionException},
      * {@link SQLRecoverableException}), SQLState class 08 (connection exception), 57P (PostgreSQL: session
-     * terminated, server shutting down or starting, database dropped) or 53300 (too many connections). Anything else
+     * terminated, server shutting down or starting, database dropped) or 53300 (too many connections), or Axon
+     * Server's lost connection or missing leader ({@link AxonServerFailures#unreachable}). Anything else
      * (a conflict, a data exception, a constraint or trigger, a serializer's error, a deadlock, any exception of the
      * engine or of a subscriber) is taken for the failure of some command, which the store stage isolates.
      *
@@ -51,7 +67,8 @@ final class StoreFailures {
                 || t instanceof SQLNonTransientConnectionException || t instanceof SQLRecoverableException
                 || (t instanceof SQLException sqlException
                     && sqlState(sqlException, state -> state.startsWith("08") || state.startsWith("57P")
-                            || state.equals("53300"))));
+                            || state.equals("53300")))
+                || AxonServerFailures.unreachable(t));
     }
 
     private static boolean sqlState(SQLException exception, java.util.function.Predicate<String> test) {

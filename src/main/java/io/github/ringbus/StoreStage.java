@@ -3,9 +3,12 @@ package io.github.ringbus;
 import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
@@ -73,6 +76,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean subscribersFirst;
     /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
     private final boolean publishOneByOne;
+    /**
+     * Any other event store than a RingEventStore: a batch is published in one Unit of Work of its own, so that a store
+     * that commits with the Unit of Work (Axon Server's) commits it as one transaction after the subscribers.
+     */
+    private final boolean publishInUnitOfWork;
     /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
     private final LeftInterrupts leftInterrupts;
     /** Runs again the commands built on events this stage refused (see ReRuns). */
@@ -89,6 +97,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private boolean beginFailed;
     /** True when the last attempt failed in its commit: whether it was committed may be unknown. */
     private boolean commitFailed;
+    /** True once the batch Unit of Work of the attempt in hand has called the subscribers (see publishInUnitOfWork). */
+    private boolean subscribersCalled;
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
@@ -103,6 +113,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.publishInTransaction = publishInTransaction && splitStore != null;
         this.subscribersFirst = transactionManager instanceof NoTransactionManager;
         this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
+        this.publishInUnitOfWork = splitStore == null && !publishOneByOne;
     }
 
     @Override
@@ -222,6 +233,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     poisonBefore.put(after, refused);
                     groups.addFirst(after);
                     groups.addFirst(new ArrayList<>(group.subList(0, at)));
+                } else if (group.size() == 1 && StoreFailures.sequenceConflict(failure)
+                        && handledAgainOnStored(group.get(0))) {
+                    // Another writer appended to its aggregate first: handled again on the aggregate as stored, it
+                    // is tried again in a fresh transaction (see handledAgainOnStored).
+                    groups.addFirst(group);
                 } else if (group.size() == 1) {
                     fail(group, failure);
                 } else {
@@ -314,6 +330,36 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     /**
+     * After the store refused a command because another writer appended to its aggregate first (Axon Server routes an
+     * aggregate's commands to another node for a while when nodes join or leave, and the cached aggregate here missed
+     * what was stored there): gives up the aggregate's state, so that it is read from the store, and has the command and
+     * the later ones of its aggregate handled again on it, as a retry on {@code SimpleCommandBus} would, where they may
+     * be handled again (see {@link ReRuns}). Not a creation: a second creation of one aggregate stays refused. Every
+     * command before it in ring order is decided, and no transaction is held.
+     *
+     * @return true when the command was handled again and its new run is to be stored
+     */
+    private boolean handledAgainOnStored(CommandSlot slot) {
+        if (!reRuns.enabled() || slot.holder == null || !slot.mayBeReRun() || createsItsAggregate(slot)) {
+            return false;
+        }
+        poison(slot);
+        return reRuns.reRunFrom(slot);
+    }
+
+    /** @return true when the command's events start its aggregate's stream (sequence number 0) */
+    private static boolean createsItsAggregate(CommandSlot slot) {
+        String identifier = slot.holder.identifier();
+        for (int i = 0; i < slot.events.size(); i++) {
+            if (slot.events.get(i) instanceof DomainEventMessage<?> event
+                    && identifier.equals(event.getAggregateIdentifier())) {
+                return event.getSequenceNumber() == 0;
+            }
+        }
+        return true; // none of its own: nothing to gain from a new run
+    }
+
+    /**
      * Fails a command built on a given-up state: nothing of it is stored, and every aggregate its events belong to is
      * given up too (one it ran a command on in place shares its fate).
      */
@@ -346,7 +392,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 publish(slots);
             }
             try {
-                append(events);
+                append(slots, events);
             } finally {
                 // The event store is user code too: a flag it left must not fail this batch's commit or the retry.
                 leftInterrupts.clear("store (event store append)", null);
@@ -448,13 +494,47 @@ final class StoreStage implements EventHandler<CommandSlot> {
                         + "outcome); it is rejected, and nothing of it is stored");
     }
 
-    private void append(List<EventMessage<?>> events) {
+    private void append(List<CommandSlot> slots, List<EventMessage<?>> events) {
         if (splitStore != null) {
             splitStore.appendStaged(events);
         } else if (publishOneByOne) {
             OneByOnePublish.publish(eventStore, events);
         } else {
+            publishInUnitOfWork(slots, events);
+        }
+    }
+
+    /**
+     * Publishes the batch to a plain event store in one Unit of Work, as {@code SimpleCommandBus} publishes one command's
+     * events in the command's: in the prepare-commit phase the store appends and then calls its subscribers (Axon's
+     * {@code AbstractEventStore}), and a store that commits with the Unit of Work ({@code AxonServerEventStore}: one
+     * append transaction for the root Unit of Work) commits in the commit phase, once for the whole batch, or rolls
+     * back when a subscriber threw. Without a Unit of Work such a store commits inside {@code publish}, before the
+     * subscribers. A failure after the subscribers ran is a failure of the commit ({@link #commitFailed}).
+     */
+    private void publishInUnitOfWork(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        subscribersCalled = false;
+        // Any message of the batch: the Unit of Work has no correlation data providers, so it adds nothing to the
+        // events, which carry their own command's correlation data already.
+        DefaultUnitOfWork<?> unitOfWork = DefaultUnitOfWork.startAndGet(slots.get(0).command);
+        try {
             eventStore.publish(events);
+            // Runs after the event store's own prepare-commit handler (registered by publish), which appended the
+            // events and called the subscribers; what fails after it fails in the commit phase, in the store's commit.
+            unitOfWork.onPrepareCommit(u -> subscribersCalled = true);
+            unitOfWork.commit();
+        } catch (RuntimeException | Error failure) {
+            if (unitOfWork.isActive()) {
+                unitOfWork.rollback(failure);
+            }
+            if (subscribersCalled) {
+                commitFailed = true;
+            }
+            throw failure;
+        } finally {
+            if (CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get() == unitOfWork) {
+                CurrentUnitOfWork.clear(unitOfWork); // never left behind on the store thread
+            }
         }
     }
 }

@@ -28,7 +28,7 @@
  *       {@code AggregateCache}, {@code ColdReads}: missing aggregates read ahead of their commands), routes
  *       ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
  *   <li><b>the adapters</b> of what Axon does not make public: {@code AxonInternals}, {@code AggregateConfigurerSettings},
- *       off-pipeline snapshots;</li>
+ *       off-pipeline snapshots; and of Axon Server's error codes ({@code AxonServerFailures});</li>
  *   <li>and, used by all, <b>the vocabulary</b>: settings ({@code RingSettings}, {@code Defaults}), the public enums,
  *       exceptions and monitor types, the event store.</li>
  * </ol>

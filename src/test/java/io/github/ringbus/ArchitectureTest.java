@@ -157,7 +157,7 @@ class ArchitectureTest {
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
                                             "PipelineThreads"));
-        CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AggregateConfigurerSettings", "OffPipelineSnapshots",
+        CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AxonServerFailures", "AggregateConfigurerSettings", "OffPipelineSnapshots",
                                            "OffPipelineSnapshotter"));
         CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
                                              "Backoff", "AnnotatedTargetResolver", "FullRingPolicy", "PublishMode",
