@@ -93,6 +93,7 @@ public final class AxonServerStandIn implements AutoCloseable {
     private final List<EventStream> eventStreams = new CopyOnWriteArrayList<>();
     private final Map<String, CommandStream> commandHandlers = new ConcurrentHashMap<>();
     private final Map<String, StreamObserver<CommandResponse>> pendingCommands = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicInteger dispatchedCommands = new java.util.concurrent.atomic.AtomicInteger();
     /** Answers withheld ({@link #neverAnswerNextCommit}), kept so that gRPC does not complete them. */
     private final List<StreamObserver<Confirmation>> withheld = new CopyOnWriteArrayList<>();
 
@@ -145,6 +146,11 @@ public final class AxonServerStandIn implements AutoCloseable {
     /** @return the number of append transactions the client rolled back (cancelled) */
     public synchronized int rolledBackTransactions() {
         return rolledBackTransactions;
+    }
+
+    /** @return the number of commands routed to a client that subscribed to them */
+    public int dispatchedCommands() {
+        return dispatchedCommands.get();
     }
 
     /** @return the events of each stored transaction, in commit order */
@@ -543,6 +549,7 @@ public final class AxonServerStandIn implements AutoCloseable {
                 return;
             }
             pendingCommands.put(command.getMessageIdentifier(), responseObserver);
+            dispatchedCommands.incrementAndGet();
             handler.send(CommandProviderInbound.newBuilder().setCommand(command).build());
         }
     }
