@@ -71,6 +71,13 @@ final class Admission {
                 ? System.nanoTime() + fullRingTimeoutNanos : Long.MAX_VALUE;
         int from = 0;
         while (from < count) {
+            if (lifecycle.state() != RingLifecycle.State.RUNNING) {
+                // Shutdown began: it waits for the dispatchers inside the gate, so the rest of the list must not go
+                // on entering the ring (it could for as long as the ring drains); each is refused as after shutdown.
+                failFrom(commands, from, count, callback, monitorCallbacks, shutdownDuringList(commands[from], from,
+                                                                                               count));
+                return;
+            }
             int chunk = Math.min(largest, count - from);
             long highest = pipeline.tryClaim(chunk);
             if (highest < 0 && fullRingPolicy == FullRingPolicy.FAIL_FAST) {
@@ -81,7 +88,9 @@ final class Admission {
             }
             int attempt = 0;
             while (highest < 0) {
-                Throwable stop = whyStopWaiting(commands[from], deadline, true);
+                Throwable stop = lifecycle.state() != RingLifecycle.State.RUNNING
+                        ? shutdownDuringList(commands[from], from, count)
+                        : whyStopWaiting(commands[from], deadline, true);
                 if (stop != null) {
                     failFrom(commands, from, count, callback, monitorCallbacks, stop);
                     return;
@@ -101,6 +110,13 @@ final class Admission {
 
     /** Waits of {@link #admitAll} for a chunk before it asks for half as many slots (about 10 ms, then 8 ms each). */
     private static final int SHRINK_AFTER_ATTEMPTS = 8;
+
+    private static ShutdownInProgressException shutdownDuringList(CommandMessage<?> first, int from, int count) {
+        return new ShutdownInProgressException(
+                "RingCommandBus began shutting down while dispatchAll handed its commands to the ring: command ["
+                        + first.getCommandName() + "] (" + (from + 1) + " of " + count + ") and the "
+                        + (count - from - 1) + " after it were not handled");
+    }
 
     private static void failFrom(CommandMessage<?>[] commands, int from, int count,
                                  CommandCallback<Object, Object> callback,

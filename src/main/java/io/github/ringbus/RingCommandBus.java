@@ -177,7 +177,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * ring has no room for a chunk: {@code FAIL_FAST} fails the chunk with every command after it (those before it
      * stay dispatched); {@code BLOCK} waits, asking for fewer slots at a time while the ring stays too full for the
      * chunk, until every command is in; {@code BLOCK_WITH_TIMEOUT} does the same within one timeout for the whole
-     * call, and fails the commands that found no slot by then.
+     * call, and fails the commands that found no slot by then. Once a shutdown begins, the commands of the list not yet
+     * in the ring are refused, each with a {@code ShutdownInProgressException}: shutdown waits for the ring to drain,
+     * not for the rest of the list.
      * <p>
      * From a pipeline thread (a handler, a callback, a subscribing event handler), or with tracing on (each command
      * needs its own dispatch span), the commands are dispatched one by one, in order, as by {@link #dispatch}.

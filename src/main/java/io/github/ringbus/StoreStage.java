@@ -4,6 +4,7 @@ import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
@@ -15,8 +16,10 @@ import com.lmax.disruptor.EventHandler;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
@@ -85,6 +88,12 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final LeftInterrupts leftInterrupts;
     /** Runs again the commands built on events this stage refused (see ReRuns). */
     private final ReRuns reRuns;
+
+    /**
+     * The payload types whose stored form this store thread has read back from the store once (see readBack). Store
+     * thread only; a lookup by class allocates nothing.
+     */
+    private final Set<Class<?>> readBackTypes = new HashSet<>();
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -451,6 +460,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
             CommandSlot slot = slots.get(i);
             if (slot.hasEventsToStore()) { // not a passenger (see onEvent)
                 slot.aggregatesStored();
+                readBackNewTypes(slot);
                 commands++;
             }
         }
@@ -462,6 +472,60 @@ final class StoreStage implements EventHandler<CommandSlot> {
         } catch (RuntimeException e) {
             // The events are committed: the commands succeeded whatever a notification does.
             logger.warn("Notification after appending {} events failed", events.size(), e);
+        }
+    }
+
+    /**
+     * The first time this thread stored an event of a payload type, reads that event back from the store and
+     * deserializes it, payload and metadata, as the next load of its aggregate will. {@code SimpleCommandBus} reads an
+     * aggregate's events at every command, so a serializer that writes what it cannot read (XStream and a record, say)
+     * fails the aggregate's second command; the ring's cache would hide it until the aggregate is next read, after a
+     * restart perhaps. When the event cannot be read back, the command that stored it keeps its success (as on
+     * {@code SimpleCommandBus}), an error names the type, the serializer's failure and the aggregate, and every
+     * aggregate of the command is given up: its next command reads it from the store and fails as on
+     * {@code SimpleCommandBus}. Once per payload type and store thread; after that a set lookup per event.
+     */
+    private void readBackNewTypes(CommandSlot slot) {
+        List<EventMessage<?>> events = slot.events;
+        for (int i = 0; i < events.size(); i++) {
+            if (!(events.get(i) instanceof DomainEventMessage<?> event) || readBackTypes.contains(event.getPayloadType())) {
+                continue;
+            }
+            Throwable unreadable = readBack(event);
+            if (unreadable == null) {
+                readBackTypes.add(event.getPayloadType());
+            } else {
+                logger.error("Events of type [{}] are stored but cannot be read back: {}. Command [{}] stored one on "
+                                     + "aggregate [{}] (sequence {}); the aggregate is read from the store at its "
+                                     + "next command, which fails as on SimpleCommandBus until the serializer can read "
+                                     + "it (check the serializer configured for events)",
+                             event.getPayloadType().getName(), unreadable, slot.commandName(),
+                             event.getAggregateIdentifier(), event.getSequenceNumber(), unreadable);
+                poison(slot);
+                return;
+            }
+        }
+    }
+
+    /** @return why the stored form of the event cannot be read, or null when it can (or is not found) */
+    private Throwable readBack(DomainEventMessage<?> event) {
+        try {
+            DomainEventStream stored = splitStore != null
+                    ? splitStore.readStoredEvents(event.getAggregateIdentifier(), event.getSequenceNumber())
+                    : eventStore.readEvents(event.getAggregateIdentifier(), event.getSequenceNumber());
+            while (stored.hasNext()) {
+                DomainEventMessage<?> read = stored.next();
+                if (read.getSequenceNumber() == event.getSequenceNumber()) {
+                    read.getPayload();
+                    read.getMetaData();
+                    return null;
+                }
+            }
+            return null;
+        } catch (RuntimeException | LinkageError unreadable) {
+            return unreadable;
+        } finally {
+            leftInterrupts.clear("store (read back)", null);
         }
     }
 

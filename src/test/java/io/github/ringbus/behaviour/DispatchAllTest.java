@@ -12,6 +12,7 @@ import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
+import org.axonframework.lifecycle.ShutdownInProgressException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -200,6 +201,54 @@ class DispatchAllTest {
         calls.awaitTotal(3);
         assertThat(calls.failures).isEmpty();
         assertThat(ring.storedPayloads("c")).hasSize(1);
+    }
+
+    /**
+     * A shutdown during a long {@code dispatchAll} does not wait for the rest of the list to pass through the ring:
+     * from the moment it begins, the commands of the list not yet in the ring are refused, each with a
+     * {@link ShutdownInProgressException}, and only those already in the ring (at most the ring and one claim) are
+     * handled. Every command is called back once.
+     */
+    @Test
+    void aShutdownDuringALongBulkRefusesTheRestOfTheListInsteadOfWaitingForIt() throws Exception {
+        ring = RingbusFixture.started(b -> b.ringSize(16).handlerThreads(1).fullRingPolicy(FullRingPolicy.BLOCK)
+                                            .shutdownTimeout(java.time.Duration.ofSeconds(60)));
+        java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger handledAfterShutdownBegan = new AtomicInteger();
+        AtomicInteger handled = new AtomicInteger();
+        ring.bus.subscribe("slow", command -> {
+            if (shuttingDown.get()) {
+                handledAfterShutdownBegan.incrementAndGet();
+            }
+            handled.incrementAndGet();
+            Thread.sleep(1);
+            return null;
+        });
+        int size = 20_000;
+        List<CommandMessage<?>> bulk = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            bulk.add(RingbusFixture.namedCommand("slow", i));
+        }
+        Calls calls = new Calls();
+        Thread dispatcher = new Thread(() -> ((RingCommandBus) ring.bus).dispatchAll(bulk, calls));
+        dispatcher.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (handled.get() < 100 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+
+        shuttingDown.set(true);
+        ring.bus.shutdown();
+        dispatcher.join(20_000);
+        calls.awaitTotal(size);
+
+        assertThat(dispatcher.isAlive()).isFalse();
+        assertThat(calls.perCommand).hasSize(size).allSatisfy((id, n) -> assertThat(n.get()).isOne());
+        assertThat(handledAfterShutdownBegan.get()).as("handled after shutdown began: the ring's 16 and one claim")
+                                                    .isLessThanOrEqualTo(16 + 4);
+        assertThat(calls.failures).hasSize(size - handled.get())
+                                  .allSatisfy(f -> assertThat(f).isInstanceOf(ShutdownInProgressException.class)
+                                                                .hasMessageContaining("dispatchAll"));
     }
 
     /** Sends commands that block in their handler until the ring has only two free slots left. */
