@@ -498,7 +498,15 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             lifecycle.shutdownAfterThisStage(settings.threadNamePrefix() + "-shutdown");
             return;
         }
+        if (lifecycle.state() == RingLifecycle.State.STOPPED) {
+            return;
+        }
+        long began = System.nanoTime();
+        long inTheRing = pipeline.ringSize() - pipeline.remainingCapacity();
         lifecycle.shutdown();
+        logger.info("RingCommandBus shut down in {} ms: {} command(s) were in the ring when shutdown began, each "
+                            + "completed once; new commands are refused", (System.nanoTime() - began) / 1_000_000,
+                    inTheRing);
     }
 
     /**

@@ -8,6 +8,7 @@ import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.slf4j.Logger;
@@ -94,6 +95,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * thread only; a lookup by class allocates nothing.
      */
     private final Set<Class<?>> readBackTypes = new HashSet<>();
+    /** False on Axon's in-memory engine, which stores the events themselves (see readBackNewTypes). */
+    private final boolean readsBack;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -123,6 +126,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.subscribersFirst = transactionManager instanceof NoTransactionManager;
         this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
         this.publishInUnitOfWork = splitStore == null && !publishOneByOne;
+        // Axon's in-memory engine keeps the event objects themselves: nothing was serialized, nothing to read back.
+        this.readsBack = !(AxonInternals.storageEngineOf(eventStore) instanceof InMemoryEventStorageEngine);
     }
 
     @Override
@@ -483,9 +488,13 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * restart perhaps. When the event cannot be read back, the command that stored it keeps its success (as on
      * {@code SimpleCommandBus}), an error names the type, the serializer's failure and the aggregate, and every
      * aggregate of the command is given up: its next command reads it from the store and fails as on
-     * {@code SimpleCommandBus}. Once per payload type and store thread; after that a set lookup per event.
+     * {@code SimpleCommandBus}. Once per payload type and store thread; after that a set lookup per event. Not on Axon's
+     * in-memory engine, which serializes nothing.
      */
     private void readBackNewTypes(CommandSlot slot) {
+        if (!readsBack) {
+            return;
+        }
         List<EventMessage<?>> events = slot.events;
         for (int i = 0; i < events.size(); i++) {
             if (!(events.get(i) instanceof DomainEventMessage<?> event) || readBackTypes.contains(event.getPayloadType())) {

@@ -5,6 +5,7 @@ import com.fasterxml.uuid.UUIDClock;
 import com.fasterxml.uuid.impl.TimeBasedEpochGenerator;
 import org.axonframework.common.DefaultIdentifierFactory;
 import org.axonframework.common.IdentifierFactory;
+import org.slf4j.LoggerFactory;
 
 import java.util.function.LongSupplier;
 
@@ -65,6 +66,18 @@ public class TimeBasedIdentifierFactory extends IdentifierFactory {
         this(choice(System.getProperty(SETTING, System.getenv(ENVIRONMENT_SETTING)),
                     System.getProperty(ENABLED_SETTING, System.getenv(ENABLED_ENVIRONMENT_SETTING))),
              System::currentTimeMillis);
+        // Axon logs that it found this factory, whichever identifiers it then makes: say which.
+        LoggerFactory.getLogger(TimeBasedIdentifierFactory.class).info("ringbus: message identifiers in force: {}",
+                                                                       inForce());
+    }
+
+    /**
+     * @return which identifiers this factory makes, and which setting chose them, in words for the start-up log
+     */
+    public String inForce() {
+        return axons == null
+                ? "time-based (version 7) UUIDs (" + SETTING + "=time-based, the default)"
+                : "Axon's random (version 4) UUIDs, as " + SETTING + "=axon or " + ENABLED_SETTING + "=false asked";
     }
 
     /**

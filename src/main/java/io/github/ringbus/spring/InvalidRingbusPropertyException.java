@@ -31,6 +31,20 @@ public class InvalidRingbusPropertyException extends AxonConfigurationException 
     }
 
     /**
+     * A combination of {@code ringbus.*} properties the builder refuses, each valid alone (say
+     * {@code ringbus.topology=COMPACT} with {@code ringbus.handler-threads=2}).
+     *
+     * @param description the refusal in property terms (see {@code RingbusProperties.inPropertyTerms})
+     * @param cause       the builder's refusal
+     */
+    public InvalidRingbusPropertyException(String description, AxonConfigurationException cause) {
+        super(description, cause);
+        this.property = null;
+        this.setting = null;
+        this.value = null;
+    }
+
+    /**
      * Rewrites the builder's message about a setting into one about the property.
      *
      * @param property the property, e.g. {@code ringbus.ring-size}
@@ -49,17 +63,20 @@ public class InvalidRingbusPropertyException extends AxonConfigurationException 
         return property + ": " + message;
     }
 
-    /** @return the property, e.g. {@code ringbus.ring-size} */
+    /** @return the property, e.g. {@code ringbus.ring-size}; null for a combination of properties */
     public String getProperty() {
         return property;
     }
 
-    /** @return the name of the builder setting, which is also the field of {@link RingbusProperties} */
+    /**
+     * @return the name of the builder setting, which is also the field of {@link RingbusProperties}; null for a
+     * combination of properties
+     */
     public String getSetting() {
         return setting;
     }
 
-    /** @return the refused value */
+    /** @return the refused value; null for a combination of properties */
     public Object getValue() {
         return value;
     }

@@ -4,6 +4,7 @@ import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.PipelineMonitor;
 import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.common.AxonConfigurationException;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
@@ -154,7 +155,18 @@ public class RingbusAutoConfiguration {
         if (!monitors.isEmpty()) {
             builder.pipelineMonitor(CompositePipelineMonitor.of(monitors));
         }
-        RingCommandBus bus = builder.build();
+        RingCommandBus bus;
+        try {
+            bus = builder.build();
+        } catch (AxonConfigurationException refused) {
+            // Each property was valid alone, their combination is not: say it in the properties' terms (reported by
+            // InvalidRingbusPropertyFailureAnalyzer), not in the builder's.
+            String inProperties = RingbusProperties.inPropertyTerms(refused.getMessage());
+            if (inProperties.contains(RingbusProperties.PREFIX + ".")) {
+                throw new InvalidRingbusPropertyException(inProperties, refused);
+            }
+            throw refused;
+        }
         if (metrics != null) {
             metrics.bindTo(bus);
         }

@@ -12,6 +12,10 @@ import org.springframework.validation.Validator;
 
 import java.time.Duration;
 import java.util.function.BiConsumer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The {@code ringbus.*} properties: one for each setting of {@link RingCommandBus.Builder} that a property can
@@ -145,6 +149,42 @@ public class RingbusProperties implements Validator {
     @Override
     public boolean supports(Class<?> type) {
         return RingbusProperties.class.isAssignableFrom(type);
+    }
+
+    /**
+     * Says a refusal of {@link RingCommandBus.Builder} in the terms of these properties: each builder setting it names
+     * becomes its property ({@code handlerThreads(1)} becomes {@code ringbus.handler-threads=1}, {@code topology FULL}
+     * becomes {@code ringbus.topology=FULL}, {@code storeThreads} becomes {@code ringbus.store-threads}).
+     *
+     * @param builderMessage the builder's message
+     * @return the message in property terms
+     */
+    static String inPropertyTerms(String builderMessage) {
+        String message = String.valueOf(builderMessage);
+        if (message.startsWith("RingCommandBus: ")) {
+            message = message.substring("RingCommandBus: ".length());
+        }
+        Map<String, String> properties = new LinkedHashMap<>();
+        new RingbusProperties().forEachSetting(new SettingVisitor() {
+            @Override
+            <T> void visit(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+                properties.put(field, PREFIX + "." + property);
+            }
+
+            @Override
+            <T> void visitSet(String property, String field, T value, BiConsumer<RingCommandBus.Builder, T> setter) {
+            }
+        });
+        for (Map.Entry<String, String> setting : properties.entrySet()) {
+            String field = Pattern.quote(setting.getKey());
+            String property = Matcher.quoteReplacement(setting.getValue());
+            // Not inside a property already written out (ringbus.topology holds the setting topology).
+            String setting = "(?<![\\w.-])" + field;
+            message = message.replaceAll(setting + "\\(([^)]*)\\)", property + "=$1")
+                             .replaceAll(setting + " ([A-Z][A-Z_]+)\\b", property + "=$1")
+                             .replaceAll(setting + "\\b", property);
+        }
+        return message;
     }
 
     /** Visits the settings the user set; the builder's defaults stand for the others. */

@@ -1,0 +1,62 @@
+package io.github.ringbus;
+
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.RingbusFixture;
+import org.axonframework.common.IdentifierFactory;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What an operator reads in the log at INFO: which message identifiers are in force (Axon logs that it found
+ * ringbus's identifier factory whichever identifiers it then makes), the bus's settings at start, and one line at
+ * shutdown. Run in a child JVM, since the tests here log at WARN.
+ */
+class StartAndShutdownLogTest {
+
+    /** The child: a bus started, one command, shut down. */
+    public static void main(String[] args) {
+        IdentifierFactory.getInstance().generateIdentifier();
+        try (RingbusFixture ring = RingbusFixture.started()) {
+            ring.sendAndWait(new Open("logged"));
+        }
+    }
+
+    private static String childLog(String... properties) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+        command.addAll(List.of(properties));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), StartAndShutdownLogTest.class.getName()));
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        byte[] output = child.getInputStream().readAllBytes();
+        assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String log = new String(output, StandardCharsets.UTF_8);
+        assertThat(child.exitValue()).as(log).isZero();
+        return log;
+    }
+
+    @Test
+    void theLogSaysWhichIdentifiersAreInForceTheSettingsAtStartAndOneLineAtShutdown() throws Exception {
+        String log = childLog();
+
+        assertThat(log).contains("message identifiers in force: time-based (version 7) UUIDs")
+                       .contains("ringbus RingCommandBus started: topology ")
+                       .contains("RingCommandBus shut down in ")
+                       .contains("command(s) were in the ring when shutdown began");
+    }
+
+    @Test
+    void withRingbusTurnedOffTheLogSaysAxonsIdentifiersAreInForce() throws Exception {
+        String log = childLog("-Dringbus.enabled=false");
+
+        assertThat(log).contains("message identifiers in force: Axon's random (version 4) UUIDs");
+    }
+}
