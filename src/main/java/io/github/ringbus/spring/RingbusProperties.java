@@ -179,10 +179,10 @@ public class RingbusProperties implements Validator {
             String field = Pattern.quote(setting.getKey());
             String property = Matcher.quoteReplacement(setting.getValue());
             // Not inside a property already written out (ringbus.topology holds the setting topology).
-            String setting = "(?<![\\w.-])" + field;
-            message = message.replaceAll(setting + "\\(([^)]*)\\)", property + "=$1")
-                             .replaceAll(setting + " ([A-Z][A-Z_]+)\\b", property + "=$1")
-                             .replaceAll(setting + "\\b", property);
+            String named = "(?<![\\w.-])" + field;
+            message = message.replaceAll(named + "\\(([^)]*)\\)", property + "=$1")
+                             .replaceAll(named + " ([A-Z][A-Z_]+)\\b", property + "=$1")
+                             .replaceAll(named + "\\b", property);
         }
         return message;
     }
