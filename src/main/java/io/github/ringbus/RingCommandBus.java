@@ -472,8 +472,13 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         boolean starting = lifecycle.state() == RingLifecycle.State.NEW;
         lifecycle.start();
         if (starting && lifecycle.state() == RingLifecycle.State.RUNNING) {
-            logger.info(settings.describe());
+            logger.info(startLine());
         }
+    }
+
+    /** @return the line the bus logs when it starts: its settings in force */
+    String startLine() {
+        return settings.describe();
     }
 
     /**

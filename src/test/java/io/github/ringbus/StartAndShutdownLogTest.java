@@ -29,6 +29,17 @@ class StartAndShutdownLogTest {
         }
     }
 
+    /**
+     * Stands in for Axon's {@code SpringTransactionManager}, which a Spring Boot application's bus gets (Spring is not
+     * on this module's test class path): the line names the transaction manager by its simple name.
+     */
+    private static final class SpringTransactionManager implements org.axonframework.common.transaction.TransactionManager {
+        @Override
+        public org.axonframework.common.transaction.Transaction startTransaction() {
+            throw new UnsupportedOperationException("never asked for a transaction here");
+        }
+    }
+
     private static String childLog(String... properties) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -51,6 +62,20 @@ class StartAndShutdownLogTest {
                        .contains("ringbus RingCommandBus started: topology ")
                        .contains("RingCommandBus shut down in ")
                        .contains("command(s) were in the ring when shutdown began");
+    }
+
+    /** docs/spring-boot.md shows the start line of a bus with a database's defaults on 2 cores as it is logged. */
+    @Test
+    void theStartLineDocsSpringBootShowsIsTheOneAStartingBusLogs() throws Exception {
+        RingCommandBus bus = RingCommandBus.builder()
+                .eventStore(RingEventStore.builder().storageEngine(
+                        new org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine()).build())
+                .transactionManager(new SpringTransactionManager())
+                .topology(Topology.COMPACT).handlerThreads(1).storeThreads(1)
+                .build();
+        String page = java.nio.file.Files.readString(Path.of("docs/spring-boot.md"));
+
+        assertThat(page).contains("\n" + bus.startLine() + "\n");
     }
 
     @Test
