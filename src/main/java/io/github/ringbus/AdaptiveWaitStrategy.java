@@ -48,6 +48,18 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     /** As {@code SleepingWaitStrategy}: the shortest park; the OS's timer slack makes it about 50 µs on Linux. */
     private static final long PARK_NANOS = 100;
+    /**
+     * How long a stage thread waits for an earlier stage at work (a handler that takes its time) with the shortest
+     * park before its parks grow: each wake-up from a 50 µs park costs about 10 µs of CPU on a 2-vCPU machine, so a
+     * stage that waited on at that pace used a fifth of a core per waiting thread (three of them behind one slow
+     * handler: more than half a core of the two).
+     */
+    static final long BUSY_BEFORE_LONGER_PARKS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * The parks of a long wait for an earlier stage: doubling from the shortest to 250 µs (a wake-up's CPU then
+     * about 4 % of a core; the earlier stage's end is seen at most 250 µs late, after it took more than a millisecond).
+     */
+    private static final Backoff BEHIND_A_BUSY_STAGE = new Backoff(PARK_NANOS, TimeUnit.MICROSECONDS.toNanos(250));
 
     private final long idleBeforeBlockingNanos;
     private final long yieldNanos;
@@ -76,7 +88,7 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     /**
      * {@link WaitStrategyChoice#BLOCKING}: the same waits with neither the yielding nor the idle millisecond. A stage
      * thread blocks as soon as no command is coming, and waits for an earlier stage at work by parking (about 50 µs
-     * at a time), not by spinning as the Disruptor's {@code BlockingWaitStrategy} does, which on few cores takes the
+     * at a time, up to 250 µs once it has waited a millisecond), not by spinning as the Disruptor's {@code BlockingWaitStrategy} does, which on few cores takes the
      * core from the very stage it waits for.
      */
     static AdaptiveWaitStrategy blocking() {
@@ -98,6 +110,8 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
         int attempt = 0;
         long emptySince = 0;
         long yieldingSince = 0;
+        long busySince = 0;
+        int busyParks = 0;
         boolean empty = false;
         while ((available = dependentSequence.get()) < sequence) {
             barrier.checkAlert();
@@ -112,10 +126,20 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
                 Thread.yield();
                 attempt++;
             } else if (cursor.get() >= sequence) {
-                empty = false; // an earlier stage is still at work on it: a short wait
-                LockSupport.parkNanos(PARK_NANOS);
+                // An earlier stage is still at work on it: usually a short wait; a long one parks longer and longer.
+                if (empty || busySince == 0) {
+                    empty = false;
+                    busySince = System.nanoTime();
+                    busyParks = 0;
+                }
+                if (System.nanoTime() - busySince < BUSY_BEFORE_LONGER_PARKS) {
+                    LockSupport.parkNanos(PARK_NANOS);
+                } else {
+                    BEHIND_A_BUSY_STAGE.idle(busyParks++);
+                }
             } else if (!empty) {
                 empty = true;
+                busySince = 0;
                 emptySince = System.nanoTime();
                 LockSupport.parkNanos(PARK_NANOS);
             } else if (System.nanoTime() - emptySince < idleBeforeBlockingNanos) {

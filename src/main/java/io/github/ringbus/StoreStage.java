@@ -9,6 +9,8 @@ import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.slf4j.Logger;
@@ -97,6 +99,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final Set<Class<?>> readBackTypes = new HashSet<>();
     /** False on Axon's in-memory engine, which stores the events themselves (see readBackNewTypes). */
     private final boolean readsBack;
+    /** The event serializer's class, to name it when an event cannot be read back. */
+    private final String eventSerializer;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
@@ -127,7 +131,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
         this.publishInUnitOfWork = splitStore == null && !publishOneByOne;
         // Axon's in-memory engine keeps the event objects themselves: nothing was serialized, nothing to read back.
-        this.readsBack = !(AxonInternals.storageEngineOf(eventStore) instanceof InMemoryEventStorageEngine);
+        EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
+        this.readsBack = !(engine instanceof InMemoryEventStorageEngine);
+        this.eventSerializer = engine instanceof AbstractEventStorageEngine axonEngine
+                ? axonEngine.getEventSerializer().getClass().getName() : "the event store's";
     }
 
     @Override
@@ -504,11 +511,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
             if (unreadable == null) {
                 readBackTypes.add(event.getPayloadType());
             } else {
-                logger.error("Events of type [{}] are stored but cannot be read back: {}. Command [{}] stored one on "
-                                     + "aggregate [{}] (sequence {}); the aggregate is read from the store at its "
-                                     + "next command, which fails as on SimpleCommandBus until the serializer can read "
-                                     + "it (check the serializer configured for events)",
-                             event.getPayloadType().getName(), unreadable, slot.commandName(),
+                logger.error("Events of type [{}] are stored but serializer [{}] cannot read them back: {}. Command [{}] "
+                                     + "stored one on aggregate [{}] (sequence {}); the aggregate is read from the "
+                                     + "store at its next command, which fails as on SimpleCommandBus until the "
+                                     + "serializer configured for events can read the type",
+                             event.getPayloadType().getName(), eventSerializer, unreadable, slot.commandName(),
                              event.getAggregateIdentifier(), event.getSequenceNumber(), unreadable);
                 poison(slot);
                 return;

@@ -58,7 +58,7 @@ class BlockingWaitStrategyTest {
         assertThat(held.awaitSuccess()).isEqualTo("held");
         assertThat((double) cpu / (waiting.size() * wall))
                 .as("share of a core each waiting stage thread used (%,d ns CPU in %,d ns)", cpu, wall)
-                .isLessThan(0.2);
+                .isLessThan(0.1);
     }
 
     @Test

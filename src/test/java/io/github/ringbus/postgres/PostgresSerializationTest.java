@@ -87,6 +87,9 @@ class PostgresSerializationTest extends OnPostgres {
         Predicate<String> unreadable = type -> type.endsWith("AccountEvents$Opened");
         List<Boolean> onRing = new ArrayList<>();
         Throwable ringFailure;
+        java.io.PrintStream originalErr = System.err;
+        java.io.ByteArrayOutputStream logged = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(logged, true, java.nio.charset.StandardCharsets.UTF_8));
         try (PostgresRing ring = new PostgresRing(server, null, new RecordingSerializer(o -> false, unreadable),
                                                   b -> b)) {
             onRing.add(ring.sendAndWait(new Open("unreadable-ring")).isExceptional());
@@ -94,7 +97,13 @@ class PostgresSerializationTest extends OnPostgres {
             onRing.add(second.isExceptional());
             ringFailure = second.optionalExceptionResult().orElse(null);
             onRing.add(ring.sendAndWait(new Deposit("unreadable-ring", 1)).isExceptional());
+        } finally {
+            System.setErr(originalErr);
         }
+        // At once, before any command fails, an error names the type and the serializer (slf4j-simple: System.err).
+        assertThat(logged.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .contains("Events of type [io.github.ringbus.fixtures.AccountEvents$Opened]")
+                .contains("serializer [" + RecordingSerializer.class.getName() + "]");
 
         List<Boolean> onSimpleCommandBus = new ArrayList<>();
         Throwable simpleFailure;
