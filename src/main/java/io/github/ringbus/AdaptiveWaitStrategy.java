@@ -49,8 +49,8 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     /** As {@code SleepingWaitStrategy}: the shortest park; the OS's timer slack makes it about 50 µs on Linux. */
     private static final long PARK_NANOS = 100;
     /**
-     * How long a stage thread waits for an earlier stage at work (a handler that takes its time) with the shortest
-     * park before its parks grow: each wake-up from a 50 µs park costs about 10 µs of CPU on a 2-vCPU machine, so a
+     * With {@link WaitStrategyChoice#BLOCKING}, how long a stage thread waits for an earlier stage at work (a handler
+     * that takes its time) with the shortest park before its parks grow: each wake-up from a 50 µs park costs about 10 µs of CPU on a 2-vCPU machine, so a
      * stage that waited on at that pace used a fifth of a core per waiting thread (three of them behind one slow
      * handler: more than half a core of the two).
      */
@@ -62,6 +62,8 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     private static final Backoff BEHIND_A_BUSY_STAGE = new Backoff(PARK_NANOS, TimeUnit.MICROSECONDS.toNanos(250));
 
     private final long idleBeforeBlockingNanos;
+    /** How long a wait behind an earlier stage at work parks briefly before the parks grow; never, for ADAPTIVE. */
+    private final long busyBeforeLongerParksNanos;
     private final long yieldNanos;
     private final Object mutex = new Object();
     /** True once an interrupt of a blocked stage thread was logged. */
@@ -83,6 +85,9 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     private AdaptiveWaitStrategy(long idleBeforeBlockingNanos, long yieldNanos) {
         this.idleBeforeBlockingNanos = idleBeforeBlockingNanos;
         this.yieldNanos = yieldNanos;
+        // BLOCKING's choice: little CPU before latency. ADAPTIVE keeps its 50 µs parks (an A/B on 2 cores could not
+        // tell whether longer parks cost it throughput on PostgreSQL; docs/benchmarks.md).
+        this.busyBeforeLongerParksNanos = yieldNanos == 0 ? BUSY_BEFORE_LONGER_PARKS : Long.MAX_VALUE;
     }
 
     /**
@@ -132,7 +137,7 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
                     busySince = System.nanoTime();
                     busyParks = 0;
                 }
-                if (System.nanoTime() - busySince < BUSY_BEFORE_LONGER_PARKS) {
+                if (System.nanoTime() - busySince < busyBeforeLongerParksNanos) {
                     LockSupport.parkNanos(PARK_NANOS);
                 } else {
                     BEHIND_A_BUSY_STAGE.idle(busyParks++);

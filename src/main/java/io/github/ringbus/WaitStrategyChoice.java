@@ -14,7 +14,7 @@ public enum WaitStrategyChoice {
      * OS gives (about 50 µs on Linux). Not the Disruptor's {@code BlockingWaitStrategy}, which busy-spins on earlier
      * stages: on 2 cores that spin took the core from the stage it waited for (the seeded torture ran at 400-550
      * commands/s with it, against about 7,000 with {@link #ADAPTIVE}). Costs a wake-up on most hand-overs after a
-     * pause and up to ~50 µs per stage when a stage waits for another (up to 250 µs once it has waited a millisecond); {@link #ADAPTIVE} is faster under load.
+     * pause and up to ~50 µs per stage when a stage waits for another (then up to 250 µs once it has waited a millisecond, so that a slow handler leaves the stages behind it nearly idle); {@link #ADAPTIVE} is faster under load.
      */
     BLOCKING,
 
