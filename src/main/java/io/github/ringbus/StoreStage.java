@@ -63,7 +63,11 @@ import java.util.Set;
  * One thread per instance. With several store threads ({@code storeThreads}), each runs an instance of its own for
  * the commands of its shard of the aggregates ({@link StoreShard}): its own transactions, hence its own connection.
  * With a {@link RingEventStore} this stage appends (and, {@code IN_TRANSACTION}, calls the subscribers);
- * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step.
+ * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step, in a
+ * Unit of Work of its own per attempt, so that a store that commits with the Unit of Work (Axon Server's) commits the
+ * batch as one transaction after the subscribers. The first stored event of each payload type is read back once
+ * (see {@link #readBackNewTypes}); a command the store refused because another writer appended to its aggregate
+ * first is handled again on the aggregate as stored where it may be ({@link #handledAgainOnStored}).
  * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
  * is given (subscribers may keep it).
  */
@@ -82,11 +86,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean subscribersFirst;
     /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
     private final boolean publishOneByOne;
-    /**
-     * Any other event store than a RingEventStore: a batch is published in one Unit of Work of its own, so that a store
-     * that commits with the Unit of Work (Axon Server's) commits it as one transaction after the subscribers.
-     */
-    private final boolean publishInUnitOfWork;
     /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
     private final LeftInterrupts leftInterrupts;
     /** Runs again the commands built on events this stage refused (see ReRuns). */
@@ -129,7 +128,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.publishInTransaction = publishInTransaction && splitStore != null;
         this.subscribersFirst = transactionManager instanceof NoTransactionManager;
         this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
-        this.publishInUnitOfWork = splitStore == null && !publishOneByOne;
         // Axon's in-memory engine keeps the event objects themselves: nothing was serialized, nothing to read back.
         EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
         this.readsBack = !(engine instanceof InMemoryEventStorageEngine);
