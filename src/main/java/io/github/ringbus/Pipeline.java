@@ -67,6 +67,8 @@ final class Pipeline implements RingStages {
     private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
     private final long stageEndGraceNanos;
+    /** The graph of stage threads and what follows from it, in words (see {@link #shape()}). */
+    private final String shape;
 
     /**
      * Wires the stages; starts no thread.
@@ -170,7 +172,10 @@ final class Pipeline implements RingStages {
         disruptor.setDefaultExceptionHandler(failures);
         reRuns.ring(disruptor.getRingBuffer());
         plan.wireInto(disruptor, failures);
-        logger.debug("ringbus stages: {}", plan);
+        this.shape = plan + "; subscribers " + (!publishSeparately ? "in the store's transaction"
+                : afterStore || storeCompletes ? "after the store" : "beside the store")
+                + "; re-runs " + (reRuns.enabled() ? "allowed" : "never");
+        logger.debug("ringbus stages: {}", shape);
         this.ring = disruptor.getRingBuffer();
     }
 
@@ -321,6 +326,14 @@ final class Pipeline implements RingStages {
     }
 
     /** @return the number of free slots */
+    /**
+     * @return the stage threads' graph as the Disruptor DSL reads ({@code preload -> handle-0 -> (store || publish) ->
+     * complete}), where the subscribers are called, and whether commands built on a refused append may run again
+     */
+    String shape() {
+        return shape;
+    }
+
     long remainingCapacity() {
         return ring.remainingCapacity();
     }

@@ -476,6 +476,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         }
     }
 
+    /** @return the stage threads' graph and what follows from it (see {@code Pipeline.shape()}) */
+    String stageShape() {
+        return pipeline.shape();
+    }
+
     /** @return the line the bus logs when it starts: its settings in force */
     String startLine() {
         return settings.describe();
