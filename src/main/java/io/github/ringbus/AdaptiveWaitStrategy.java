@@ -50,9 +50,9 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     private static final long PARK_NANOS = 100;
     /**
      * With {@link WaitStrategyChoice#BLOCKING}, how long a stage thread waits for an earlier stage at work (a handler
-     * that takes its time) with the shortest park before its parks grow: each wake-up from a 50 µs park costs about 10 µs of CPU on a 2-vCPU machine, so a
-     * stage that waited on at that pace used a fifth of a core per waiting thread (three of them behind one slow
-     * handler: more than half a core of the two).
+     * that takes its time) with the shortest park before its parks grow: each wake-up from a 50 µs park costs about
+     * 10 µs of CPU on a 2-vCPU machine, so a stage that waited on at that pace used a fifth of a core per waiting
+     * thread (three of them behind one slow handler: more than half a core of the two).
      */
     static final long BUSY_BEFORE_LONGER_PARKS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
@@ -93,7 +93,8 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
     /**
      * {@link WaitStrategyChoice#BLOCKING}: the same waits with neither the yielding nor the idle millisecond. A stage
      * thread blocks as soon as no command is coming, and waits for an earlier stage at work by parking (about 50 µs
-     * at a time, up to 250 µs once it has waited a millisecond), not by spinning as the Disruptor's {@code BlockingWaitStrategy} does, which on few cores takes the
+     * at a time, up to 250 µs once it has waited a millisecond), not by spinning as the Disruptor's
+     * {@code BlockingWaitStrategy} does, which on few cores takes the
      * core from the very stage it waits for.
      */
     static AdaptiveWaitStrategy blocking() {
@@ -132,10 +133,9 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
                 attempt++;
             } else if (cursor.get() >= sequence) {
                 // An earlier stage is still at work on it: usually a short wait; a long one parks longer and longer.
-                if (empty || busySince == 0) {
-                    empty = false;
+                // The cursor never moves back: once past the sequence this branch is taken until the wait ends.
+                if (busySince == 0) {
                     busySince = System.nanoTime();
-                    busyParks = 0;
                 }
                 if (System.nanoTime() - busySince < busyBeforeLongerParksNanos) {
                     LockSupport.parkNanos(PARK_NANOS);
@@ -144,7 +144,6 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
                 }
             } else if (!empty) {
                 empty = true;
-                busySince = 0;
                 emptySince = System.nanoTime();
                 LockSupport.parkNanos(PARK_NANOS);
             } else if (System.nanoTime() - emptySince < idleBeforeBlockingNanos) {

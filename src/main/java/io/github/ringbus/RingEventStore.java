@@ -211,18 +211,6 @@ public class RingEventStore extends EmbeddedEventStore {
     }
 
     /**
-     * An aggregate's events as the storage engine holds them from a sequence number on, nothing staged: how the store
-     * stage reads back what it just stored.
-     *
-     * @param aggregateIdentifier the aggregate's identifier
-     * @param firstSequenceNumber the first event's sequence number
-     * @return its events from there
-     */
-    DomainEventStream readStoredEvents(String aggregateIdentifier, long firstSequenceNumber) {
-        return storageEngine().readEvents(aggregateIdentifier, firstSequenceNumber);
-    }
-
-    /**
      * The path of events published outside the ring: append (the storage engine defers to the Unit of Work if one
      * is active), then notify the subscribers.
      */

@@ -524,9 +524,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     /** @return why the stored form of the event cannot be read, or null when it can (or is not found) */
     private Throwable readBack(DomainEventMessage<?> event) {
         try {
-            DomainEventStream stored = splitStore != null
-                    ? splitStore.readStoredEvents(event.getAggregateIdentifier(), event.getSequenceNumber())
-                    : eventStore.readEvents(event.getAggregateIdentifier(), event.getSequenceNumber());
+            // No Unit of Work on this thread: the store's events only, nothing staged.
+            DomainEventStream stored = eventStore.readEvents(event.getAggregateIdentifier(), event.getSequenceNumber());
             while (stored.hasNext()) {
                 DomainEventMessage<?> read = stored.next();
                 if (read.getSequenceNumber() == event.getSequenceNumber()) {

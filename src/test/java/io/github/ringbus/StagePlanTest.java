@@ -34,6 +34,16 @@ class StagePlanTest {
                                      "store-complete-2")));
     }
 
+    private static RingCommandBus.Builder shape(Topology topology, int handlerThreads, int storeThreads,
+                                                PublishMode publishMode) {
+        return RingCommandBus.builder()
+                             .eventStore(RingEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build())
+                             .topology(topology)
+                             .handlerThreads(handlerThreads)
+                             .storeThreads(storeThreads)
+                             .publishMode(publishMode);
+    }
+
     /**
      * Every shape a bus can take (topology x handler threads x store threads x publish mode), each with the whole graph
      * of its stage threads and what follows from it: two shapes cannot pass with one expectation.
@@ -73,15 +83,7 @@ class StagePlanTest {
     @MethodSource("graphs")
     void everyShapeWiresItsWholeGraph(Topology topology, int handlerThreads, int storeThreads,
                                       PublishMode publishMode, String graph) {
-        RingCommandBus bus = RingCommandBus.builder()
-                                           .eventStore(RingEventStore.builder()
-                                                                     .storageEngine(new InMemoryEventStorageEngine())
-                                                                     .build())
-                                           .topology(topology)
-                                           .handlerThreads(handlerThreads)
-                                           .storeThreads(storeThreads)
-                                           .publishMode(publishMode)
-                                           .build();
+        RingCommandBus bus = shape(topology, handlerThreads, storeThreads, publishMode).build();
 
         assertThat(bus.stageShape()).isEqualTo(graph);
     }
@@ -91,16 +93,7 @@ class StagePlanTest {
     void everyStageThreadIsNamedAfterItsStage(Topology topology, int handlerThreads, int storeThreads,
                                               PublishMode publishMode, List<String> stages) {
         String prefix = "plan-" + topology + "-" + handlerThreads + "-" + storeThreads + "-" + publishMode;
-        RingCommandBus bus = RingCommandBus.builder()
-                                           .eventStore(RingEventStore.builder()
-                                                                     .storageEngine(new InMemoryEventStorageEngine())
-                                                                     .build())
-                                           .topology(topology)
-                                           .handlerThreads(handlerThreads)
-                                           .storeThreads(storeThreads)
-                                           .publishMode(publishMode)
-                                           .threadNamePrefix(prefix)
-                                           .build();
+        RingCommandBus bus = shape(topology, handlerThreads, storeThreads, publishMode).threadNamePrefix(prefix).build();
         bus.registerAggregate(Account.class);
         bus.start();
         try {
