@@ -38,6 +38,8 @@ import java.util.function.Function;
  *       ringbus needs neither JPA API on its class path: what each does with a second creation of an aggregate
  *       decides whether a creation command may skip the read ({@link #isAxonStorageEngine}). Fallback: an engine not
  *       recognised is read, as any unknown engine.</li>
+ *   <li>The private {@code maxGapOffset} of Axon's JDBC and JPA storage engines: how far several store threads may
+ *       commit past one another's open transaction ({@link GapBound}). Fallback: Axon's default, 10,000.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -80,7 +82,15 @@ final class AxonInternals {
             "org.axonframework.eventsourcing.eventstore.legacyjpa.JpaEventStorageEngine",
             "org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine");
 
+    /** Engines whose tracking tokens never skip an event that is committed late: in memory, Axon Server. */
+    static final List<String> GAP_FREE_STORAGE_ENGINES = List.of(
+            "org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine",
+            "org.axonframework.axonserver.connector.event.axon.AxonServerEventStore$AxonIQEventStorageEngine");
+    /** The field of Axon's gap-aware engines (the first three of {@link #AXON_STORAGE_ENGINES}) read by access 6. */
+    static final String MAX_GAP_OFFSET = "maxGapOffset";
+
     private static final List<String> UNAVAILABLE;
+    private static final Field JDBC_MAX_GAP_OFFSET;
     private static final Method STORAGE_ENGINE;
     private static final Field TRIGGER_SNAPSHOTTER;
     private static final Field[] AGGREGATE_SETTINGS = new Field[AggregateSetting.values().length];
@@ -103,6 +113,10 @@ final class AxonInternals {
         COMPONENT_BUILDER = (Field) access(unavailable, "Component.builderFunction",
                                            "a lock factory or repository configured per aggregate is not detected",
                                            () -> Component.class.getDeclaredField("builderFunction"));
+        JDBC_MAX_GAP_OFFSET = (Field) access(unavailable, "JdbcEventStorageEngine.maxGapOffset",
+                                             "several store threads assume Axon's default maxGapOffset (10,000)",
+                                             () -> org.axonframework.eventsourcing.eventstore.jdbc
+                                                     .JdbcEventStorageEngine.class.getDeclaredField(MAX_GAP_OFFSET));
         if (!classExists(INSTANCE_COMMAND_HANDLER)) {
             unavailable.add(INSTANCE_COMMAND_HANDLER);
             logger.warn("This Axon version has no class {}: instance commands go through Axon's handler, which loads "
@@ -140,6 +154,46 @@ final class AxonInternals {
             }
         }
         return false;
+    }
+
+    /**
+     * @param engine a storage engine, or null
+     * @return true when its tracking tokens never skip an event committed after later ones (Axon's in-memory engine,
+     * Axon Server's), or a subclass of one
+     */
+    static boolean isGapFree(EventStorageEngine engine) {
+        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
+            if (GAP_FREE_STORAGE_ENGINES.contains(type.getName())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @param engine a storage engine, or null
+     * @return the {@code maxGapOffset} of one of Axon's JDBC or JPA engines (or a subclass); -1 for another engine, or
+     * when it cannot be read
+     */
+    static int maxGapOffsetOf(EventStorageEngine engine) {
+        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
+            int at = AXON_STORAGE_ENGINES.indexOf(type.getName());
+            if (at >= 0 && at < 3) { // JDBC, JPA, legacy JPA
+                try {
+                    Field field = at == 0 ? JDBC_MAX_GAP_OFFSET : type.getDeclaredField(MAX_GAP_OFFSET);
+                    if (field == null) {
+                        return -1;
+                    }
+                    field.setAccessible(true);
+                    return field.getInt(engine);
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    logger.warn("Cannot read the maxGapOffset of storage engine [{}] ({}): several store threads "
+                                        + "assume Axon's default (10,000)", engine.getClass().getName(), e.toString());
+                    return -1;
+                }
+            }
+        }
+        return -1;
     }
 
     /**

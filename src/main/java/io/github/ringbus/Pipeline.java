@@ -118,9 +118,15 @@ final class Pipeline implements RingStages {
         boolean storeCompletes = compact || storeShards > 1;
         List<StagePlan.Stage> shards = new ArrayList<>();
         List<CompleteStage> completeStages = new ArrayList<>();
+        String[] storeThreadNames = new String[storeShards];
+        for (int shard = 0; shard < storeShards; shard++) {
+            storeThreadNames[shard] = settings.threadNamePrefix() + "-store-complete-" + shard;
+        }
+        GapBound gapBound = GapBound.forStore(settings.eventStore(), storeThreadNames);
         for (int shard = 0; storeCompletes && shard < storeShards; shard++) {
             String suffix = storeShards == 1 ? "" : "-" + shard;
-            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts);
+            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, gapBound,
+                                                  shard);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
             shards.add(StagePlan.storing("store-complete" + suffix, new StoreShard(
@@ -143,7 +149,7 @@ final class Pipeline implements RingStages {
             // aggregates, each committing and completing on its own.
             plan = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers).then(shards);
         } else {
-            store = new StageGuard("store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts),
+            store = new StageGuard("store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null, 0),
                                    leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
@@ -191,10 +197,10 @@ final class Pipeline implements RingStages {
     }
 
     private StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,
-                                            LeftInterrupts leftInterrupts) {
+                                            LeftInterrupts leftInterrupts, GapBound gapBound, int shard) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts, reRuns);
+                              leftInterrupts, reRuns, gapBound, shard);
     }
 
     /** Starts the stage threads. */

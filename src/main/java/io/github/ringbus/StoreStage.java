@@ -90,6 +90,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final LeftInterrupts leftInterrupts;
     /** Runs again the commands built on events this stage refused (see ReRuns). */
     private final ReRuns reRuns;
+    /** With several store threads on a database, how far this one may store past another's open transaction; else null. */
+    private final GapBound gapBound;
+    /** This store thread's index among the store threads (its shard), for {@link #gapBound}. */
+    private final int shard;
 
     /**
      * The payload types whose stored form this store thread has read back from the store once (see readBack). Store
@@ -117,7 +121,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
-               LeftInterrupts leftInterrupts, ReRuns reRuns) {
+               LeftInterrupts leftInterrupts, ReRuns reRuns, GapBound gapBound, int shard) {
+        this.gapBound = gapBound;
+        this.shard = shard;
         this.leftInterrupts = leftInterrupts;
         this.reRuns = reRuns;
         this.eventStore = eventStore;
@@ -396,6 +402,19 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * transaction could not begin
      */
     private Throwable attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        if (gapBound == null) {
+            return attemptInTransaction(slots, events);
+        }
+        // Several store threads on a database: no more than the bound past another's open transaction (GapBound).
+        gapBound.awaitTurn(shard, gapBound.open(shard, events.size()));
+        try {
+            return attemptInTransaction(slots, events);
+        } finally {
+            gapBound.close(shard);
+        }
+    }
+
+    private Throwable attemptInTransaction(List<CommandSlot> slots, List<EventMessage<?>> events) {
         culprit = null;
         beginFailed = false;
         commitFailed = false;

@@ -150,7 +150,7 @@ class ArchitectureTest {
                                              "RingAggregates", "RefusalLog"));
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
-                                           "StoreShard", "StoreStage", "StoreFailures", "OneByOnePublish",
+                                           "StoreShard", "StoreStage", "GapBound", "StoreFailures", "OneByOnePublish",
                                            "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "ColdReads",

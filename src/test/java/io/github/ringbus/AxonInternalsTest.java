@@ -76,6 +76,39 @@ class AxonInternalsTest {
     }
 
     @Test
+    void axonsGapAwareEnginesDeclareTheMaxGapOffsetRingbusReads() throws Exception {
+        for (String engine : AxonInternals.AXON_STORAGE_ENGINES.subList(0, 3)) {
+            Class<?> type = Class.forName(engine, false, getClass().getClassLoader());
+            assertThat(type.getDeclaredField(AxonInternals.MAX_GAP_OFFSET).getType()).as(engine).isEqualTo(int.class);
+        }
+    }
+
+    @Test
+    void theMaxGapOffsetOfAxonsJdbcEngineCanBeRead() {
+        org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine engine =
+                org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine.builder()
+                        .connectionProvider(() -> {
+                            throw new IllegalStateException("not connected");
+                        })
+                        .transactionManager(org.axonframework.common.transaction.NoTransactionManager.INSTANCE)
+                        .maxGapOffset(12_345)
+                        .build();
+
+        assertThat(AxonInternals.maxGapOffsetOf(engine)).isEqualTo(12_345);
+        assertThat(AxonInternals.maxGapOffsetOf(new InMemoryEventStorageEngine())).isEqualTo(-1);
+    }
+
+    @Test
+    void theEnginesWithoutGapsAreWhereRingbusLooksForThemByName() throws Exception {
+        // Axon's in-memory engine is on this class path; Axon Server's is checked where its connector is.
+        assertThat(Class.forName(AxonInternals.GAP_FREE_STORAGE_ENGINES.get(0))).isNotNull();
+        String axonServersCheck = java.nio.file.Files.readString(java.nio.file.Path.of(
+                "examples/axon-server/src/test/java/io/github/ringbus/examples/axonserver/AxonServerEngineNameTest.java"));
+        assertThat(axonServersCheck).contains("\"" + AxonInternals.GAP_FREE_STORAGE_ENGINES.get(1) + "\"");
+        assertThat(AxonInternals.isGapFree(new InMemoryEventStorageEngine())).isTrue();
+    }
+
+    @Test
     void theStorageEngineOfAnAxonEventStoreCanBeRead() {
         InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
         EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(engine).build();
