@@ -68,6 +68,16 @@ public final class RingBusFactory {
                              .build();
     }
 
+    /** ringbus as it comes but with an aggregate cache of the given size (per aggregate type). */
+    public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
+                                               int cacheSize) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .cacheSize(cacheSize)
+                             .build();
+    }
+
     /**
      * ringbus as it comes but with an aggregate cache of the given size (per aggregate type) and the given number of
      * threads reading missing aggregates ahead of their commands.

@@ -42,23 +42,37 @@ public final class DurablePostgres implements AutoCloseable {
 
     private final Path dataDirectory;
     private final EmbeddedPostgres postgres;
+    /** Between the pool and the server when a round trip was asked for; else null. */
+    private final DelayProxy proxy;
     private final HikariDataSource pool;
+    /** Set once by calibrate(), before the server is handed out. */
+    private long proxyCostMicros;
+    private long directSelectOneMicros;
+    private long askedRoundTripMicros;
 
-    private DurablePostgres(Path dataDirectory, EmbeddedPostgres postgres, HikariDataSource pool) {
+    private DurablePostgres(Path dataDirectory, EmbeddedPostgres postgres, DelayProxy proxy, HikariDataSource pool) {
         this.dataDirectory = dataDirectory;
         this.postgres = postgres;
+        this.proxy = proxy;
         this.pool = pool;
+    }
+
+    /** As {@link #start(int, long)} at loopback latency: the pool connects to the server directly. */
+    public static DurablePostgres start(int poolSize) {
+        return start(poolSize, 0);
     }
 
     /**
      * Starts a server on a new data directory under {@code java.io.tmpdir}, checks that its commits are durable and
      * creates the event tables.
      *
-     * @param poolSize the most connections the applications may hold at once
+     * @param poolSize        the most connections the applications may hold at once
+     * @param roundTripMicros a network's round trip between the applications and the server: above 0, the pool
+     *                        connects through a {@link DelayProxy} that adds it (0: directly, at loopback latency)
      * @throws IllegalStateException if the server reports {@code fsync} or {@code synchronous_commit} other than
      *                               {@code on}: a measurement on such a server would say nothing about commits
      */
-    public static DurablePostgres start(int poolSize) {
+    public static DurablePostgres start(int poolSize, long roundTripMicros) {
         Path dataDirectory;
         EmbeddedPostgres postgres;
         try {
@@ -73,8 +87,13 @@ public final class DurablePostgres implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("PostgreSQL did not start", e);
         }
-        DurablePostgres server = new DurablePostgres(dataDirectory, postgres, pool(postgres.getPort(), poolSize));
+        DelayProxy proxy = roundTripMicros > 0 ? DelayProxy.start("localhost", postgres.getPort(), 0) : null;
+        DurablePostgres server = new DurablePostgres(dataDirectory, postgres, proxy,
+                                                     pool(proxy != null ? proxy.port() : postgres.getPort(), poolSize));
         try {
+            if (proxy != null) {
+                server.calibrate(roundTripMicros);
+            }
             server.refuseUnlessDurable();
             server.createEventTables();
             return server;
@@ -82,6 +101,19 @@ public final class DurablePostgres implements AutoCloseable {
             server.close();
             throw e;
         }
+    }
+
+    /**
+     * Sets the proxy's delay so that a round trip through it takes {@code roundTripMicros} more than one made directly:
+     * the proxy's own cost (its threads hand every chunk over twice) is measured with no delay and taken off.
+     */
+    private void calibrate(long roundTripMicros) {
+        long direct = medianSelectOneMicros(this::connect);
+        long proxied = medianSelectOneMicros(pool::getConnection);
+        proxyCostMicros = Math.max(0, proxied - direct);
+        directSelectOneMicros = direct;
+        proxy.roundTripMicros(Math.max(0, roundTripMicros - proxyCostMicros));
+        askedRoundTripMicros = roundTripMicros;
     }
 
     private void refuseUnlessDurable() {
@@ -152,7 +184,35 @@ public final class DurablePostgres implements AutoCloseable {
     public String describe() {
         return "PostgreSQL " + show("server_version") + ", fsync=" + show("fsync") + ", synchronous_commit="
                + show("synchronous_commit") + ", wal_sync_method=" + show("wal_sync_method") + ", data in "
-               + dataDirectory;
+               + dataDirectory + ", " + (proxy == null ? "connected directly" : "through a proxy adding "
+               + askedRoundTripMicros + " us per round trip (a delay of " + 2 * proxy.oneWayMicros()
+               + " us, less the proxy's own " + proxyCostMicros + " us; SELECT 1 directly: median "
+               + directSelectOneMicros + " us)") + "; SELECT 1 from the pool: median "
+               + medianSelectOneMicros(pool::getConnection) + " us";
+    }
+
+    private interface ConnectionSource {
+        Connection connection() throws SQLException;
+    }
+
+    /** The median time of {@code SELECT 1} on one connection, over 200: the round trip the applications see. */
+    private static long medianSelectOneMicros(ConnectionSource source) {
+        long[] micros = new long[200];
+        try (Connection connection = source.connection(); Statement statement = connection.createStatement()) {
+            for (int i = -50; i < micros.length; i++) {
+                long start = System.nanoTime();
+                try (ResultSet rs = statement.executeQuery("SELECT 1")) {
+                    rs.next();
+                }
+                if (i >= 0) {
+                    micros[i] = (System.nanoTime() - start) / 1_000;
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("SELECT 1 failed", e);
+        }
+        java.util.Arrays.sort(micros);
+        return micros[micros.length / 2];
     }
 
     /**
@@ -207,6 +267,9 @@ public final class DurablePostgres implements AutoCloseable {
     @Override
     public void close() {
         pool.close();
+        if (proxy != null) {
+            proxy.close();
+        }
         try {
             postgres.close();
         } catch (IOException e) {

@@ -67,6 +67,13 @@ public class PostgresGroupCommitBenchmark {
         @Param({"2048"})
         public int inFlight;
 
+        /**
+         * The network's round trip between the application and the server, added by a {@link DelayProxy} in front of
+         * it ({@code -p rttMicros=0,500,1000}); 0: loopback, the pool connects directly.
+         */
+        @Param({"0"})
+        public long rttMicros;
+
         private DurablePostgres postgres;
         private BankApplication application;
         private DurablePostgres.ServerCounters iterationStart;
@@ -75,7 +82,7 @@ public class PostgresGroupCommitBenchmark {
         public void start() {
             // A connection for each of up to 64 dispatching threads (SimpleCommandBus commits on the caller's), and
             // for ringbus's store threads and reads.
-            postgres = DurablePostgres.start(72);
+            postgres = DurablePostgres.start(72, rttMicros);
             System.out.printf("%n[%s] %s%n", bus, postgres.describe());
             try {
                 application = BankApplication.start(BusChoice.named(bus), postgres.eventStorage());

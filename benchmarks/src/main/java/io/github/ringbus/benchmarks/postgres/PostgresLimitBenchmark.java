@@ -13,6 +13,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -54,6 +55,10 @@ public class PostgresLimitBenchmark {
     @State(Scope.Benchmark)
     public static class Server {
 
+        /** The network's round trip between the writers and the server, added by a {@link DelayProxy}; 0: loopback. */
+        @Param({"0"})
+        public long rttMicros;
+
         DurablePostgres postgres;
         byte[] payload;
         byte[] metaData;
@@ -61,7 +66,7 @@ public class PostgresLimitBenchmark {
 
         @Setup(Level.Trial)
         public void start() {
-            postgres = DurablePostgres.start(64);
+            postgres = DurablePostgres.start(64, rttMicros);
             System.out.println("\n" + postgres.describe());
             Serializer serializer = DurablePostgres.serializer();
             SerializedObject<byte[]> serialized = serializer.serialize(new Account.Deposited("account-1", 1),

@@ -1,0 +1,259 @@
+package io.github.ringbus.benchmarks.postgres;
+
+import io.github.ringbus.RingEventStore;
+import io.github.ringbus.benchmarks.Account;
+import io.github.ringbus.AnnotatedTargetResolver;
+import io.github.ringbus.benchmarks.EventStorage;
+import io.github.ringbus.benchmarks.RingBusFactory;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.common.caching.EhCache3Adapter;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.config.Configuration;
+import org.axonframework.config.DefaultConfigurer;
+import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.modelling.command.CommandTargetResolver;
+import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
+import org.ehcache.CacheManager;
+import org.ehcache.config.builders.CacheConfigurationBuilder;
+import org.ehcache.config.builders.CacheManagerBuilder;
+import org.ehcache.config.builders.ResourcePoolsBuilder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.ThreadParams;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+
+/**
+ * Aggregates missing from the cache, like for like: {@value #ACCOUNTS_DEFAULT} accounts stored beforehand, every
+ * deposit to an account drawn uniformly at random, and both buses given a cache of a tenth of the accounts:
+ * {@code simple-cold} is Axon's {@link SimpleCommandBus} with Axon's {@link EhCache3Adapter} over an Ehcache heap of that
+ * many entries (what an Axon user configures), {@code ringbus-cold} is ringbus as it comes with {@code cacheSize} set
+ * to it. So about nine commands in ten find their aggregate missing and it is read from PostgreSQL first: on the
+ * caller's thread for SimpleCommandBus, by ringbus's preload stage and read-ahead threads. With
+ * {@code -p rttMicros=500} the reads and commits cross a {@link DelayProxy} (a database 0.5 ms away).
+ *
+ * <p>The accounts are stored through Axon's JDBC engine directly (their {@code AccountOpened} events, in transactions of
+ * 5,000), not through the bus under test: opening 100,000 accounts one command at a time across a network would
+ * take SimpleCommandBus minutes. One operation is one deposit dispatched; each dispatching thread keeps at most its
+ * share of {@code inFlight} commands awaiting their callback (one for SimpleCommandBus, which answers before
+ * {@code dispatch} returns). After each iteration a line says how many accounts were read from the store.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Warmup(iterations = 2, time = 5)
+@Measurement(iterations = 3, time = 10)
+public class PostgresColdCacheBenchmark {
+
+    static final int ACCOUNTS_DEFAULT = 100_000;
+
+    /** The application on PostgreSQL with every account stored, on the bus named by {@code bus}. */
+    @State(Scope.Benchmark)
+    public static class Bank {
+
+        @Param({"simple-cold", "ringbus-cold"})
+        public String bus;
+
+        /** Accounts stored beforehand; deposits go to them uniformly at random. */
+        @Param({"100000"})
+        public int accounts;
+
+        /** The network's round trip between the application and the server; 0: loopback. */
+        @Param({"0"})
+        public long rttMicros;
+
+        /** ringbus's read-ahead threads; -1: its default. */
+        @Param({"-1"})
+        public int readAheadThreads;
+
+        /** Commands awaiting their callback, all dispatching threads together (half of ringbus's ring). */
+        @Param({"2048"})
+        public int inFlight;
+
+        private DurablePostgres postgres;
+        private Configuration configuration;
+        private CacheManager ehcache;
+        private long readsAtIterationStart;
+        private long commandsAtIterationStart;
+        final java.util.concurrent.atomic.LongAdder commands = new java.util.concurrent.atomic.LongAdder();
+
+        @Setup(Level.Trial)
+        public void start() {
+            System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
+            postgres = DurablePostgres.start(72, rttMicros);
+            System.out.printf("%n[%s] %s%n", bus, postgres.describe());
+            EventStorage storage = postgres.eventStorage();
+            EventStorageEngine engine = storage.engine().get();
+            storeAccounts(engine, storage);
+            int cacheSize = accounts / 10;
+            AggregateConfigurer<Account> account = AggregateConfigurer.defaultConfiguration(Account.class);
+            boolean ringbus = bus.startsWith("ringbus");
+            if (bus.equals("simple-cold")) {
+                ehcache = CacheManagerBuilder.newCacheManagerBuilder().build(true);
+                org.ehcache.Cache<Object, Object> cache = ehcache.createCache(
+                        "accounts", CacheConfigurationBuilder.newCacheConfigurationBuilder(
+                                Object.class, Object.class, ResourcePoolsBuilder.heap(cacheSize)).build());
+                account.configureCache(c -> new EhCache3Adapter((org.ehcache.core.Ehcache<Object, Object>) cache));
+            } else if (!bus.equals("ringbus-cold")) {
+                throw new IllegalArgumentException("No bus named '" + bus + "' here: simple-cold or ringbus-cold");
+            }
+            configuration = DefaultConfigurer
+                    .defaultConfiguration()
+                    .registerComponent(CommandTargetResolver.class, c -> new AnnotatedTargetResolver())
+                    .configureTransactionManager(c -> storage.transactions())
+                    .configureEventStore(c -> {
+                        EmbeddedEventStore store = ringbus ? RingEventStore.builder().storageEngine(engine).build()
+                                                           : EmbeddedEventStore.builder().storageEngine(engine).build();
+                        c.onShutdown(store::shutDown);
+                        return store;
+                    })
+                    .configureAggregate(account)
+                    .configureCommandBus(c -> ringbus
+                            ? (readAheadThreads < 0
+                               ? RingBusFactory.withCacheSize(c.eventStore(), storage.transactions(), cacheSize)
+                               : RingBusFactory.withCacheSize(c.eventStore(), storage.transactions(), cacheSize,
+                                                              readAheadThreads))
+                            : SimpleCommandBus.builder().transactionManager(storage.transactions()).build())
+                    .start();
+        }
+
+        /** Stores every account's AccountOpened event through the engine, in transactions of 5,000. */
+        private void storeAccounts(EventStorageEngine engine, EventStorage storage) {
+            for (int from = 0; from < accounts; from += 5_000) {
+                List<DomainEventMessage<?>> opened = new ArrayList<>();
+                for (int i = from; i < Math.min(accounts, from + 5_000); i++) {
+                    String id = accountId(i);
+                    opened.add(new GenericDomainEventMessage<>("Account", id, 0, new Account.AccountOpened(id)));
+                }
+                Transaction transaction = storage.transactions().startTransaction();
+                engine.appendEvents(opened);
+                transaction.commit();
+            }
+        }
+
+        @Setup(Level.Iteration)
+        public void countFrom() {
+            readsAtIterationStart = Account.historiesStartedSoFar();
+            commandsAtIterationStart = commands.sum();
+        }
+
+        @TearDown(Level.Iteration)
+        public void reportIteration() {
+            long reads = Account.historiesStartedSoFar() - readsAtIterationStart;
+            long sent = commands.sum() - commandsAtIterationStart;
+            System.out.printf("  [%s] %,d commands, %,d accounts read from the store (%.0f%%)%n",
+                              bus, sent, reads, sent == 0 ? 0 : 100.0 * reads / sent);
+        }
+
+        @TearDown(Level.Trial)
+        public void shutdown() {
+            try {
+                configuration.shutdown();
+                if (ehcache != null) {
+                    ehcache.close();
+                }
+            } finally {
+                postgres.close();
+            }
+        }
+
+        static String accountId(int index) {
+            return "cold-" + index;
+        }
+    }
+
+    /** One dispatching thread: deposits to accounts drawn uniformly at random, its share of inFlight at most. */
+    @State(Scope.Thread)
+    public static class Dispatcher implements CommandCallback<Object, Object> {
+
+        private SplittableRandom random;
+        private Semaphore window;
+        private int windowSize;
+        private int accounts;
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        @Setup(Level.Trial)
+        public void prepare(Bank bank, ThreadParams threadParams) {
+            random = new SplittableRandom(threadParams.getThreadIndex());
+            windowSize = Math.max(1, bank.inFlight / threadParams.getThreadCount());
+            window = new Semaphore(windowSize);
+            accounts = bank.accounts;
+        }
+
+        void dispatchNext(Bank bank) {
+            Throwable failed = failure.get();
+            if (failed != null) {
+                throw new IllegalStateException("A command failed", failed);
+            }
+            Account.Deposit deposit = new Account.Deposit(Bank.accountId(random.nextInt(accounts)), 1);
+            window.acquireUninterruptibly();
+            bank.commands.increment();
+            bank.configuration.commandBus().dispatch(asCommandMessage(deposit), this);
+        }
+
+        @Override
+        public void onResult(CommandMessage<?> commandMessage, CommandResultMessage<?> result) {
+            if (result.isExceptional()) {
+                failure.compareAndSet(null, result.exceptionResult());
+            }
+            window.release();
+        }
+
+        @TearDown(Level.Iteration)
+        public void drain() throws InterruptedException {
+            if (!window.tryAcquire(windowSize, 60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("Commands did not complete within a minute");
+            }
+            window.release(windowSize);
+            Throwable failed = failure.get();
+            if (failed != null) {
+                throw new IllegalStateException("A command failed", failed);
+            }
+        }
+    }
+
+    @Benchmark
+    @Threads(1)
+    public void oneDispatcher(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank);
+    }
+
+    @Benchmark
+    @Threads(8)
+    public void eightDispatchers(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank);
+    }
+
+    @Benchmark
+    @Threads(64)
+    public void sixtyFourDispatchers(Bank bank, Dispatcher dispatcher) {
+        dispatcher.dispatchNext(bank);
+    }
+}
