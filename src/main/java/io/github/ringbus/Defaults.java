@@ -11,8 +11,8 @@ import java.time.Duration;
  * module applies only the properties a user set, so its defaults are these; the copies a user reads (the Spring
  * configuration metadata an IDE shows, the README's and docs/spring-boot.md's tables) are compared with these by
  * {@code DefaultsTest}. The defaults that depend on the machine are computed by the builder: handler threads (a
- * quarter of the cores, at least one), store threads (see {@link #storeThreads}) and topology (compact on up to 4 cores
- * with one handler thread and one store thread).
+ * quarter of the cores, at least one), store threads (see {@link #storeThreads}), read-ahead threads (see
+ * {@link #readAheadThreads}) and topology (compact on up to 4 cores with one handler thread and one store thread).
  */
 final class Defaults {
 
@@ -22,11 +22,6 @@ final class Defaults {
     static final Duration FULL_RING_TIMEOUT = Duration.ofSeconds(1);
     static final PublishMode PUBLISH_MODE = PublishMode.IN_TRANSACTION;
     static final int CACHE_SIZE = 100_000;
-    /**
-     * Threads reading aggregates missing from the cache ahead of their commands: reads wait for the store (a
-     * database round trip each), so more of them than cores pay off, bounded by the connections they take.
-     */
-    static final int READ_AHEAD_THREADS = 4;
     static final int MAX_STORE_BATCH_EVENTS = 1024;
     static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     static final String THREAD_NAME_PREFIX = "ringbus";
@@ -34,6 +29,23 @@ final class Defaults {
     static final int COMPACT_UP_TO_CORES = 4;
 
     private Defaults() {
+    }
+
+    /**
+     * Threads reading aggregates missing from the cache ahead of their commands: four per core, at least 16 and at
+     * most 64, and at most half the connection pool when its size is known (each read holds a connection while it
+     * runs; the other half is left to the store threads and the application). Reads wait on the database (a round
+     * trip or more each), so many more of them than cores pay off: with a database 0.5 ms away and a cache of a tenth of
+     * 100,000 aggregates, 16 reads at once did 1.4-1.7x what 4 did on 2 cores (and no worse on loopback), and 64 did
+     * 12x what 4 did on 16 cores, past SimpleCommandBus with 64 callers (docs/benchmarks.md, "A database across the
+     * network"). The threads run only while aggregates are missing.
+     *
+     * @param connectionPoolSize the connection pool's size, or 0 when not known
+     * @return the default number of read-ahead threads
+     */
+    static int readAheadThreads(int connectionPoolSize) {
+        int byCores = Math.min(64, Math.max(16, 4 * Runtime.getRuntime().availableProcessors()));
+        return connectionPoolSize > 0 ? Math.max(1, Math.min(byCores, connectionPoolSize / 2)) : byCores;
     }
 
     /** One handler thread per four cores, at least one: the other stages need cores too. */

@@ -604,7 +604,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private Duration fullRingTimeout = Defaults.FULL_RING_TIMEOUT;
         private PublishMode publishMode = Defaults.PUBLISH_MODE;
         private int cacheSize = Defaults.CACHE_SIZE;
-        private int readAheadThreads = Defaults.READ_AHEAD_THREADS;
+        /** -1: chosen from the machine and {@link #connectionPoolSize} at build time. */
+        private int readAheadThreads = -1;
+        /** 0: not known. */
+        private int connectionPoolSize;
         private int maxStoreBatchEvents = Defaults.MAX_STORE_BATCH_EVENTS;
         private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
         private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
@@ -736,12 +739,25 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
          * commands behind it on threads of their own (each read takes a database connection while it runs), instead
          * of reading them one after another on its thread. Matters when the aggregates in use outnumber
          * {@link #cacheSize}, and after a start. Between 0 (every missing aggregate read by the preload stage itself)
-         * and 64; default 4. The threads start with the first such read and end after 30 s without one.
+         * and 64; default four per core, at least 16 and at most 64, and at most half the {@link #connectionPoolSize}
+         * when it is given. The threads start with the first such read and end after 30 s without one.
          */
         public Builder readAheadThreads(int readAheadThreads) {
             check(readAheadThreads >= 0 && readAheadThreads <= 64,
                   "readAheadThreads must be between 0 and 64, but was " + readAheadThreads);
             this.readAheadThreads = readAheadThreads;
+            return this;
+        }
+
+        /**
+         * The size of the connection pool that the event store reads and appends through, when the bus should keep
+         * its default within it: the default {@link #readAheadThreads} is then at most half of it, since each read
+         * holds a connection while it runs. Not needed when {@code readAheadThreads} is set. Spring Boot sets it from
+         * the application's {@code DataSource} (HikariCP, Commons DBCP 2, Tomcat JDBC). Positive.
+         */
+        public Builder connectionPoolSize(int connectionPoolSize) {
+            check(connectionPoolSize >= 1, "connectionPoolSize must be positive, but was " + connectionPoolSize);
+            this.connectionPoolSize = connectionPoolSize;
             return this;
         }
 
@@ -896,7 +912,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology, defaultStoreThreads),
                     chosenTopology,
                     waitStrategy, fullRingPolicy,
-                    fullRingTimeout, publishMode, cacheSize, readAheadThreads, maxStoreBatchEvents,
+                    fullRingTimeout, publishMode, cacheSize,
+                    readAheadThreads >= 0 ? readAheadThreads : Defaults.readAheadThreads(connectionPoolSize),
+                    maxStoreBatchEvents,
                     commandTargetResolver,
                     transactionManager, rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,

@@ -225,4 +225,36 @@ class DefaultsTest {
         }
         return camel.toString();
     }
+
+    @Test
+    void readAheadThreadsAreFourPerCoreFrom16To64() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        assertThat(Defaults.readAheadThreads(0)).isEqualTo(Math.min(64, Math.max(16, 4 * cores)));
+    }
+
+    @Test
+    void readAheadThreadsTakeAtMostHalfAKnownConnectionPool() {
+        assertThat(Defaults.readAheadThreads(10)).isEqualTo(5);
+        assertThat(Defaults.readAheadThreads(1)).isEqualTo(1);
+        assertThat(Defaults.readAheadThreads(1_000)).isEqualTo(Defaults.readAheadThreads(0));
+    }
+
+    @Test
+    void theBuilderTakesTheDefaultReadAheadFromTheConnectionPool() {
+        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store =
+                RingEventStore.builder()
+                              .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
+                                      .InMemoryEventStorageEngine())
+                              .build();
+        try {
+            assertThat(RingCommandBus.builder().eventStore(store).connectionPoolSize(12).build().readAheadThreads())
+                    .isEqualTo(6);
+            assertThat(RingCommandBus.builder().eventStore(store).connectionPoolSize(12).readAheadThreads(9).build()
+                                     .readAheadThreads()).as("set: kept").isEqualTo(9);
+            assertThat(RingCommandBus.builder().eventStore(store).build().readAheadThreads())
+                    .isEqualTo(Defaults.readAheadThreads(0));
+        } finally {
+            store.shutDown();
+        }
+    }
 }

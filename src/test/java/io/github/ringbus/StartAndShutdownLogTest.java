@@ -72,6 +72,7 @@ class StartAndShutdownLogTest {
                         new org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine()).build())
                 .transactionManager(new SpringTransactionManager())
                 .topology(Topology.COMPACT).handlerThreads(1).storeThreads(1)
+                .readAheadThreads(16) // what 2 cores choose (4 per core, at least 16), whatever runs this test
                 .build();
         String page = java.nio.file.Files.readString(Path.of("docs/spring-boot.md"));
 

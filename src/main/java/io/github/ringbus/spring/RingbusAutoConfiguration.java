@@ -131,8 +131,13 @@ public class RingbusAutoConfiguration {
                                          ObjectProvider<CommandBusSpanFactory> commandBusSpanFactory,
                                          ObjectProvider<SpanFactory> spanFactory,
                                          ObjectProvider<PipelineMonitor> pipelineMonitors,
+                                         ObjectProvider<javax.sql.DataSource> dataSource,
                                          ConfigurableListableBeanFactory beanFactory) {
         RingCommandBus.Builder builder = properties.applyTo(RingCommandBus.builder());
+        int poolSize = ConnectionPools.sizeOf(dataSource.getIfUnique());
+        if (poolSize > 0) {
+            builder.connectionPoolSize(poolSize);
+        }
         builder.eventStore(requireEventStore(eventStore))
                .transactionManager(transactionManager.getIfAvailable(() -> NoTransactionManager.INSTANCE))
                .messageMonitor(axonConfiguration.messageMonitor(CommandBus.class, "commandBus"))

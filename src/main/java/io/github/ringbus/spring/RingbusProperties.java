@@ -85,6 +85,8 @@ public class RingbusProperties implements Validator {
     /**
      * How many aggregates missing from the cache may be read from the event store at once, ahead of their commands
      * (each read takes a database connection while it runs). 0 to 64; 0 reads each on the preload stage's thread.
+     * Default: four per core, at least 16 and at most 64, and at most half the application's connection pool (read
+     * from its {@code DataSource}: HikariCP, Commons DBCP 2 or Tomcat JDBC).
      */
     private Integer readAheadThreads;
 

@@ -290,6 +290,17 @@ class RingbusAutoConfigurationTest {
     }
 
     @Test
+    void theDefaultReadsAheadTakeAtMostHalfTheApplicationsConnectionPool() {
+        runner.withBean(javax.sql.DataSource.class, () -> {
+                  com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource();
+                  pool.setJdbcUrl("jdbc:postgresql://localhost:1/never-connected");
+                  pool.setMaximumPoolSize(10);
+                  return pool;
+              })
+              .run(context -> assertThat(context.getBean(RingCommandBus.class).readAheadThreads()).isEqualTo(5));
+    }
+
+    @Test
     void propertiesReachTheBus() {
         runner.withPropertyValues("ringbus.ring-size=64", "ringbus.handler-threads=3",
                                   "ringbus.wait-strategy=blocking", "ringbus.full-ring-policy=fail-fast",
