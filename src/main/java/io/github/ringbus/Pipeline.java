@@ -67,6 +67,8 @@ final class Pipeline implements RingStages {
     private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
     private final long stageEndGraceNanos;
+    /** What follows from the ring's shape (where subscribers run, whether re-runs and nesting in place are allowed). */
+    private final StagePlan.Facts facts;
     /** The graph of stage threads and what follows from it, in words (see {@link #shape()}). */
     private final String shape;
 
@@ -80,9 +82,11 @@ final class Pipeline implements RingStages {
     Pipeline(RingSettings settings, CommandRoutes routes,
              List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors) {
         RingEventStore splitStore = settings.splitStore();
-        boolean inTransaction = settings.publishMode() == PublishMode.IN_TRANSACTION;
+        this.facts = StagePlan.Facts.of(settings.topology(), settings.storeThreads(), settings.publishMode(),
+                                        splitStore != null);
+        boolean inTransaction = facts.subscribers() == StagePlan.Facts.Subscribers.IN_THE_STORES_TRANSACTION;
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
-        this.publishSeparately = splitStore != null && !inTransaction;
+        this.publishSeparately = facts.publishesSeparately();
         if (splitStore == null) {
             logger.info("Event store [{}] is not a RingEventStore: the store stage appends and notifies "
                                 + "subscribers in one step, and no separate publish stage runs; events that command "
@@ -92,15 +96,14 @@ final class Pipeline implements RingStages {
         }
 
         this.timed = settings.pipelineMonitor().timesStages();
-        this.compact = settings.topology() == Topology.COMPACT;
+        this.compact = facts.handlerThreadPreloads();
         int storeShards = settings.storeThreads();
         LeftInterrupts leftInterrupts = new LeftInterrupts();
         // Every stage runs inside a StageGuard: the Disruptor's processor then never sees a stage fail, and an
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
         // Commands handled on top of events the store refuses are run again, unless a publish stage runs beside
-        // the store (FULL, one store thread, PARALLEL): it may have handed their first events to subscribers.
-        boolean publishBesideStore = publishSeparately && !afterStore && !compact && storeShards == 1;
-        this.reRuns = new ReRuns(!publishBesideStore, settings.handlerThreads());
+        // the store (StagePlan.Facts).
+        this.reRuns = new ReRuns(facts.reRunsAllowed(), settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed, reRuns::slot,
                                             settings.readAheadThreads() > 0), leftInterrupts);
@@ -115,7 +118,7 @@ final class Pipeline implements RingStages {
         }
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
         // publishes after its store: only what was stored, whatever the mode.
-        boolean storeCompletes = compact || storeShards > 1;
+        boolean storeCompletes = facts.storeCompletes();
         List<StagePlan.Stage> shards = new ArrayList<>();
         List<CompleteStage> completeStages = new ArrayList<>();
         String[] storeThreadNames = new String[storeShards];
@@ -178,9 +181,7 @@ final class Pipeline implements RingStages {
         disruptor.setDefaultExceptionHandler(failures);
         reRuns.ring(disruptor.getRingBuffer());
         plan.wireInto(disruptor, failures);
-        this.shape = plan + "; subscribers " + (!publishSeparately ? "in the store's transaction"
-                : afterStore || storeCompletes ? "after the store" : "beside the store")
-                + "; re-runs " + (reRuns.enabled() ? "allowed" : "never");
+        this.shape = plan + "; " + facts;
         logger.debug("ringbus stages: {}", shape);
         this.ring = disruptor.getRingBuffer();
     }
@@ -338,6 +339,11 @@ final class Pipeline implements RingStages {
      */
     String shape() {
         return shape;
+    }
+
+    /** @return what follows from the ring's shape */
+    StagePlan.Facts facts() {
+        return facts;
     }
 
     long remainingCapacity() {

@@ -125,7 +125,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
         this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),
                                          settings.rollbackConfiguration(), pipeline,
-                                         settings.topology() == Topology.COMPACT);
+                                         pipeline.facts().handlerThreadPreloads());
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              settings.transactionManager(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),

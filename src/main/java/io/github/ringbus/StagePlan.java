@@ -30,6 +30,70 @@ final class StagePlan {
     record Stage(String name, EventHandler<CommandSlot> handler, boolean stores, ReRuns reRuns, int segment) {
     }
 
+    /**
+     * What follows from the ring's shape, decided here once and read by those who act on it: the pipeline (which
+     * stages it wires), {@link ReRuns} (whether a command may be handled again), {@link NestedDispatch} (whether a
+     * handler thread may run a command for another aggregate in place) and the shape the bus reports.
+     *
+     * @param handlerThreadPreloads true when the one handler thread also preloads ({@link Topology#COMPACT}), and so
+     *                              owns every aggregate and the cache: a command it waits for may run in place on it
+     * @param storeCompletes        true when each store thread completes its own commands (COMPACT, or several store
+     *                              threads); false when a complete stage of its own follows the store
+     * @param subscribers           where the event store's subscribers are called
+     * @param reRunsAllowed         false when a publish stage runs beside the store: it may have handed a command's
+     *                              first events to subscribers, so the command may never be handled again
+     */
+    record Facts(boolean handlerThreadPreloads, boolean storeCompletes, Subscribers subscribers,
+                 boolean reRunsAllowed) {
+
+        /** Where the event store's subscribers are called. */
+        enum Subscribers {
+            /** By the store stage, inside its transaction ({@code IN_TRANSACTION}, or not a RingEventStore). */
+            IN_THE_STORES_TRANSACTION("in the store's transaction"),
+            /** By a publish stage after the store, or by each store thread after its own store. */
+            AFTER_THE_STORE("after the store"),
+            /** By a publish stage side by side with the store ({@code PARALLEL}, FULL, one store thread). */
+            BESIDE_THE_STORE("beside the store");
+
+            private final String words;
+
+            Subscribers(String words) {
+                this.words = words;
+            }
+        }
+
+        /**
+         * @param topology           the threads' topology
+         * @param storeThreads       the number of store threads
+         * @param publishMode        where the settings ask the subscribers to be called
+         * @param ringEventStore     true when the event store is a {@link RingEventStore} (append and publish apart)
+         * @return what follows from that shape
+         */
+        static Facts of(Topology topology, int storeThreads, PublishMode publishMode, boolean ringEventStore) {
+            boolean compact = topology == Topology.COMPACT;
+            boolean storeCompletes = compact || storeThreads > 1;
+            Subscribers subscribers;
+            if (!ringEventStore || publishMode == PublishMode.IN_TRANSACTION) {
+                subscribers = Subscribers.IN_THE_STORES_TRANSACTION;
+            } else if (publishMode == PublishMode.AFTER_STORE || storeCompletes) {
+                subscribers = Subscribers.AFTER_THE_STORE;
+            } else {
+                subscribers = Subscribers.BESIDE_THE_STORE;
+            }
+            return new Facts(compact, storeCompletes, subscribers, subscribers != Subscribers.BESIDE_THE_STORE);
+        }
+
+        /** @return true when a publish stage of its own hands events to the subscribers */
+        boolean publishesSeparately() {
+            return subscribers != Subscribers.IN_THE_STORES_TRANSACTION;
+        }
+
+        @Override
+        public String toString() {
+            return "subscribers " + subscribers.words + "; re-runs " + (reRunsAllowed ? "allowed" : "never");
+        }
+    }
+
     private final List<List<Stage>> steps;
 
     private StagePlan(List<List<Stage>> steps) {

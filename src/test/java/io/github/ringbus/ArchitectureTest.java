@@ -28,39 +28,66 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ArchitectureTest {
 
-    /** Every public type of the library. Adding one is a decision about the API: add it here on purpose. */
-    private static final Set<String> PUBLIC_API = Set.of(
-            "io.github.ringbus.RingCommandBus",
-            "io.github.ringbus.RingCommandBus$Builder",
-            "io.github.ringbus.RingEventStore",
-            "io.github.ringbus.RingEventStore$Builder",
-            "io.github.ringbus.RingbusConfigurerModule",
-            "io.github.ringbus.AnnotatedTargetResolver",
-            "io.github.ringbus.FullRingPolicy",
-            "io.github.ringbus.PublishMode",
-            "io.github.ringbus.WaitStrategyChoice",
-            "io.github.ringbus.Topology",
-            "io.github.ringbus.RingFullException",
-            "io.github.ringbus.CommitOutcomeUnknownException",
-            "io.github.ringbus.PipelineWaitException",
-            "io.github.ringbus.PipelineMonitor",
-            "io.github.ringbus.StageTimes",
-            "io.github.ringbus.StoreBatchListener",
-            "io.github.ringbus.RunOnce",
-            "io.github.ringbus.identifiers.TimeBasedIdentifierFactory",
-            "io.github.ringbus.jdbc.JdbcTransactionManager",
-            "io.github.ringbus.spring.RingbusAutoConfiguration",
-            "io.github.ringbus.spring.RingbusProperties",
-            "io.github.ringbus.spring.RingbusProperties$Metrics",
-            "io.github.ringbus.spring.RingbusProperties$Tracing",
-            "io.github.ringbus.spring.RingbusMetrics",
-            "io.github.ringbus.spring.RingbusAggregateRouting",
-            "io.github.ringbus.spring.InvalidRingbusPropertyException",
-            // ringbus on several nodes (issue 14)
-            "io.github.ringbus.distributed.DistributedRingCommandBus",
-            "io.github.ringbus.distributed.DistributedRingCommandBus$Builder",
-            "io.github.ringbus.spring.RingbusDistributedAutoConfiguration",
-            "io.github.ringbus.spring.RingbusDistributedProperties");
+    /**
+     * Every public type of the library, each with why a user must be able to name it. Adding one is a decision about
+     * the API: add it here on purpose, with its reason.
+     */
+    private static final Map<String, String> PUBLIC_API = new java.util.TreeMap<>();
+
+    static {
+        // The bus and how it is made.
+        PUBLIC_API.put("io.github.ringbus.RingCommandBus", "the command bus itself");
+        PUBLIC_API.put("io.github.ringbus.RingCommandBus$Builder", "the only way to make a bus (validated settings)");
+        PUBLIC_API.put("io.github.ringbus.RingEventStore", "the event store users configure so that the store stage "
+                + "appends and publishes as two steps (README, Quick start)");
+        PUBLIC_API.put("io.github.ringbus.RingEventStore$Builder", "the only way to make a RingEventStore");
+        PUBLIC_API.put("io.github.ringbus.RingbusConfigurerModule", "instantiated by Axon's ServiceLoader "
+                + "(META-INF/services): it must be public");
+        PUBLIC_API.put("io.github.ringbus.AnnotatedTargetResolver", "the default command target resolver, which a "
+                + "user may configure for other buses too (docs/migrating-from-disruptor-command-bus.md)");
+        // The settings' values.
+        PUBLIC_API.put("io.github.ringbus.FullRingPolicy", "the value of Builder.fullRingPolicy");
+        PUBLIC_API.put("io.github.ringbus.PublishMode", "the value of Builder.publishMode");
+        PUBLIC_API.put("io.github.ringbus.WaitStrategyChoice", "the value of Builder.waitStrategy");
+        PUBLIC_API.put("io.github.ringbus.Topology", "the value of Builder.topology");
+        // What a callback may receive, caught by type.
+        PUBLIC_API.put("io.github.ringbus.RingFullException", "a dispatch's failure when the ring is full (FAIL_FAST)");
+        PUBLIC_API.put("io.github.ringbus.CommitOutcomeUnknownException", "a command's failure when its commit's "
+                + "outcome is unknown: the caller must not simply retry");
+        PUBLIC_API.put("io.github.ringbus.PipelineWaitException", "a dispatch's failure when waiting for a slot "
+                + "timed out or was interrupted");
+        // What a user implements, and its arguments.
+        PUBLIC_API.put("io.github.ringbus.PipelineMonitor", "the monitor a user implements (Builder.pipelineMonitor)");
+        PUBLIC_API.put("io.github.ringbus.StageTimes", "what PipelineMonitor is given per command");
+        PUBLIC_API.put("io.github.ringbus.StoreBatchListener", "the part of PipelineMonitor that hears of each "
+                + "stored batch");
+        PUBLIC_API.put("io.github.ringbus.RunOnce", "how a handler marks its Unit of Work never to be handled again");
+        // The packages around the core.
+        PUBLIC_API.put("io.github.ringbus.identifiers.TimeBasedIdentifierFactory", "instantiated by Axon's "
+                + "ServiceLoader (META-INF/services): it must be public");
+        PUBLIC_API.put("io.github.ringbus.jdbc.JdbcTransactionManager", "the transaction manager a user without "
+                + "Spring gives the builder for group commit on a DataSource");
+        PUBLIC_API.put("io.github.ringbus.distributed.DistributedRingCommandBus", "ringbus as the local segment of "
+                + "Axon's DistributedCommandBus over JGroups, for users without Spring");
+        PUBLIC_API.put("io.github.ringbus.distributed.DistributedRingCommandBus$Builder", "the only way to make one");
+        // Spring Boot: loaded by name, bound to properties, or named by users.
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusAutoConfiguration", "listed in Spring Boot's "
+                + "AutoConfiguration.imports, which a user excludes by class");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusDistributedAutoConfiguration", "listed in Spring Boot's "
+                + "AutoConfiguration.imports, which a user excludes by class");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties", "bound by Spring Boot to ringbus.*; its "
+                + "getters and setters give the IDE's metadata");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties$Metrics", "bound to ringbus.metrics.*");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties$Tracing", "bound to ringbus.tracing.*");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusDistributedProperties", "bound to ringbus.distributed.*");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusMetrics", "the Micrometer monitor a user without the "
+                + "auto-configuration makes himself (docs/spring-boot.md)");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusAggregateRouting", "the ConfigurerModule bean that routes "
+                + "JPA-mapped and own-repository @Aggregates; an application that builds its own routing replaces it "
+                + "by type");
+        PUBLIC_API.put("io.github.ringbus.spring.InvalidRingbusPropertyException", "what start-up fails with for an "
+                + "invalid ringbus.* value, which Spring Boot's failure analyzers match by type");
+    }
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -75,7 +102,12 @@ class ArchitectureTest {
                 publicTypes.add(type.getName());
             }
         }
-        assertThat(publicTypes).containsExactlyInAnyOrderElementsOf(PUBLIC_API);
+        assertThat(publicTypes).containsExactlyInAnyOrderElementsOf(PUBLIC_API.keySet());
+    }
+
+    @Test
+    void everyPublicTypeSaysWhyAUserMustNameIt() {
+        assertThat(PUBLIC_API).allSatisfy((type, reason) -> assertThat(reason).as(type).hasSizeGreaterThan(20));
     }
 
     /** Public, and every enclosing type public too (a public nested type of a package-private one is hidden). */
