@@ -8,15 +8,12 @@ import org.axonframework.messaging.annotation.ParameterResolverFactory;
 
 import org.axonframework.eventsourcing.AggregateFactory;
 
-import org.axonframework.tracing.Span;
 import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
-import org.axonframework.tracing.SpanScope;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.DefaultCommandBusSpanFactory;
 import org.axonframework.commandhandling.callbacks.LoggingCallback;
 import org.axonframework.common.AxonConfigurationException;
@@ -44,12 +41,10 @@ import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.modelling.command.Repository;
 import org.axonframework.monitoring.MessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitor;
-import org.axonframework.monitoring.NoOpMessageMonitorCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -98,16 +93,12 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     private final Pipeline pipeline;
     /** Start, shutdown, and the gate dispatchers pass to enter the ring. */
     private final RingLifecycle lifecycle;
-    /** Claims slots as the full-ring policy says, and reports the commands that cannot enter. */
-    private final Admission admission;
-    /** Commands dispatched from the pipeline's own threads: run in place, or refused when waited for. */
-    private final NestedDispatch nested;
     /** The aggregate types whose commands this bus runs. */
     private final RingAggregates aggregates;
-    /** The buses this bus's command handlers are subscribed on as well; guards {@link #subscriptions} too. */
-    private final List<CommandBus> mirrors = new ArrayList<>();
-    /** The command handlers subscribed on this bus, for the buses mirrors added later. */
-    private final List<Subscription> subscriptions = new ArrayList<>();
+    /** The command handlers subscribed on this bus, and the buses they are subscribed on as well. */
+    private final MirroredSubscriptions subscriptions = new MirroredSubscriptions(routes);
+    /** The way in for dispatched commands. */
+    private final Dispatches dispatches;
 
     private RingCommandBus(RingSettings settings) {
         this.settings = settings;
@@ -122,19 +113,20 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             coldReads.close();
             snapshots.close();
         });
-        this.admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
-        this.nested = new NestedDispatch(routes, this::intercept, handlerInterceptors, settings.messageMonitor(),
-                                         settings.rollbackConfiguration(), pipeline,
-                                         pipeline.facts().handlerThreadPreloads());
+        // Claims slots as the full-ring policy says, and reports the commands that cannot enter.
+        Admission admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
+        this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission);
+        // Commands dispatched from the pipeline's own threads: run in place, or refused when waited for.
+        dispatches.nested(new NestedDispatch(routes, dispatches::intercept, handlerInterceptors,
+                                             settings.messageMonitor(), settings.rollbackConfiguration(), pipeline,
+                                             pipeline.facts().handlerThreadPreloads()));
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              settings.transactionManager(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
-                                             settings.commandTargetResolver(), this::deliver);
+                                             settings.commandTargetResolver(), dispatches::deliver);
     }
 
-    /**
-     * @return a builder with defaults suited to the machine it runs on; only the event store is required
-     */
+    /** @return a builder with defaults suited to the machine it runs on; only the event store is required */
     public static Builder builder() {
         return new Builder();
     }
@@ -151,20 +143,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     public <C, R> void dispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         Objects.requireNonNull(command, "RingCommandBus.dispatch: the command must not be null");
         Objects.requireNonNull(callback, "RingCommandBus.dispatch: the callback must not be null");
-        CommandBusSpanFactory spanFactory = settings.spanFactory();
-        if (spanFactory == null) {
-            doDispatch(command, callback);
-            return;
-        }
-        Span span = spanFactory.createDispatchCommandSpan(command, false).start();
-        try (SpanScope ignored = span.makeCurrent()) {
-            doDispatch(spanFactory.propagateContext(command), new TracedCallback<>(span, callback));
-        } catch (RuntimeException | Error e) {
-            // The callback will not be called: the span ends here.
-            span.recordException(e);
-            TracedCallback.endSpan(span, command);
-            throw e;
-        }
+        dispatches.dispatch(command, callback);
     }
 
     /**
@@ -200,110 +179,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                        + " is null; nothing was dispatched");
             }
         }
-        if (commands.isEmpty()) {
-            return;
-        }
-        if (settings.spanFactory() != null || PipelineThreads.isPipelineThread()) {
-            for (CommandMessage<?> command : commands) {
-                dispatch(command, callback);
-            }
-            return;
-        }
-        MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
-        if (!lifecycle.enter()) {
-            for (CommandMessage<?> command : commands) {
-                admission.refuse(command, callback, monitor.onMessageIngested(command));
-            }
-            return;
-        }
-        try {
-            // Allocated per call, not per command: the batch's own bookkeeping. First every dispatch interceptor, so
-            // that one that throws leaves every command undispatched and the monitor untouched, as dispatch does.
-            int size = commands.size();
-            CommandMessage<?>[] intercepted = new CommandMessage<?>[size];
-            for (int i = 0; i < size; i++) {
-                intercepted[i] = intercept(commands.get(i));
-            }
-            MessageMonitor.MonitorCallback[] monitorCallbacks = new MessageMonitor.MonitorCallback[size];
-            for (int i = 0; i < size; i++) {
-                try {
-                    monitorCallbacks[i] = monitor.onMessageIngested(intercepted[i]);
-                } catch (RuntimeException | Error monitorFailure) {
-                    // Nothing is dispatched: the commands the monitor already took are reported as failed.
-                    for (int j = 0; j < i; j++) {
-                        monitorCallbacks[j].reportFailure(monitorFailure);
-                    }
-                    throw monitorFailure;
-                }
-            }
-            int count = 0;
-            for (int i = 0; i < size; i++) {
-                if (routes.handlerFor(intercepted[i].getCommandName()) == null) {
-                    // As dispatch: refused on this thread, without entering the ring.
-                    Admission.fail(intercepted[i], callback, monitorCallbacks[i],
-                                   CommandRoutes.noHandlerFor(intercepted[i].getCommandName()));
-                    continue;
-                }
-                intercepted[count] = intercepted[i];
-                monitorCallbacks[count] = monitorCallbacks[i];
-                count++;
-            }
-            admission.admitAll(intercepted, count, callback, monitorCallbacks);
-        } finally {
-            lifecycle.exit();
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
-        CommandCallback<Object, Object> anyCallback = (CommandCallback<Object, Object>) callback;
-        if (PipelineThreads.isPipelineThread() && nested.dispatchedHere(command, anyCallback)) {
-            return; // run in place, or refused because waiting for it would hang the pipeline
-        }
-        MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
-        if (!lifecycle.enter()) {
-            admission.refuse(command, callback, monitor.onMessageIngested(command));
-            return;
-        }
-        try {
-            CommandMessage<?> intercepted = intercept(command);
-            // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
-            // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
-            MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
-            if (routes.handlerFor(intercepted.getCommandName()) == null) {
-                // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
-                Admission.fail(intercepted, callback, monitorCallback,
-                               CommandRoutes.noHandlerFor(intercepted.getCommandName()));
-                return;
-            }
-            admission.admit(intercepted, anyCallback, monitorCallback);
-        } finally {
-            lifecycle.exit();
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private CommandMessage<?> intercept(CommandMessage<?> command) {
-        CommandMessage<?> intercepted = command;
-        for (MessageDispatchInterceptor<? super CommandMessage<?>> interceptor : dispatchInterceptors) {
-            intercepted = (CommandMessage<?>) interceptor.handle(intercepted);
-        }
-        return intercepted;
-    }
-
-    /**
-     * Puts a message for an aggregate that is no command (a deadline, see {@link RingRepository#send}) in the ring:
-     * as a dispatch, but without the dispatch interceptors, the message monitor and a dispatch span.
-     */
-    private void deliver(CommandMessage<?> delivery, CommandCallback<Object, Object> callback) {
-        if (!lifecycle.enter()) {
-            admission.refuse(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
-            return;
-        }
-        try {
-            admission.admit(delivery, callback, NoOpMessageMonitorCallback.INSTANCE);
-        } finally {
-            lifecycle.exit();
+        if (!commands.isEmpty()) {
+            dispatches.dispatchAll(commands, callback);
         }
     }
 
@@ -311,20 +188,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @Override
     public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
-        Registration onRing = routes.subscribe(commandName, handler);
-        Subscription subscription = new Subscription(commandName, handler, onRing);
-        synchronized (mirrors) {
-            subscriptions.add(subscription);
-            for (CommandBus mirror : mirrors) {
-                subscription.alsoOn(mirror);
-            }
-        }
-        return () -> {
-            synchronized (mirrors) {
-                subscriptions.remove(subscription);
-            }
-            return subscription.cancel();
-        };
+        return subscriptions.subscribe(commandName, handler);
     }
 
     /**
@@ -344,38 +208,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      */
     public void subscribeHandlersAlsoOn(CommandBus other) {
         Objects.requireNonNull(other, "other bus must not be null");
-        synchronized (mirrors) {
-            mirrors.add(other);
-            for (Subscription subscription : subscriptions) {
-                subscription.alsoOn(other);
-            }
-        }
-    }
-
-    /** A handler subscribed on this bus, and its registrations here and on the buses it is mirrored on. */
-    private static final class Subscription {
-
-        private final String commandName;
-        private final MessageHandler<? super CommandMessage<?>> handler;
-        private final List<Registration> registrations = new CopyOnWriteArrayList<>();
-
-        Subscription(String commandName, MessageHandler<? super CommandMessage<?>> handler, Registration onRing) {
-            this.commandName = commandName;
-            this.handler = handler;
-            registrations.add(onRing);
-        }
-
-        void alsoOn(CommandBus other) {
-            registrations.add(other.subscribe(commandName, handler));
-        }
-
-        boolean cancel() {
-            boolean cancelled = false;
-            for (Registration registration : registrations) {
-                cancelled |= registration.cancel();
-            }
-            return cancelled;
-        }
+        subscriptions.alsoOn(other);
     }
 
     @Override
@@ -430,9 +263,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                 Objects.requireNonNull(aggregateFactory, "aggregateFactory"), this);
     }
 
-    /**
-     * @return the aggregate types this bus runs, for the Axon configuration support
-     */
+    /** @return the aggregate types this bus runs, for the Axon configuration support */
     RingAggregates aggregates() {
         return aggregates;
     }
@@ -501,69 +332,41 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * a thread of its own once the calling code has returned, its own command included.
      */
     public void shutdown() {
-        if (PipelineThreads.isPipelineThread()) {
-            logger.info("RingCommandBus shutdown asked for on its pipeline thread [{}]: new commands are refused from "
-                                + "now on, and the ring drains once that thread's code returns",
-                        Thread.currentThread().getName());
-            lifecycle.shutdownAfterThisStage(settings.threadNamePrefix() + "-shutdown");
-            return;
-        }
-        if (lifecycle.state() == RingLifecycle.State.STOPPED) {
-            return;
-        }
-        long began = System.nanoTime();
-        long inTheRing = pipeline.ringSize() - pipeline.remainingCapacity();
-        lifecycle.shutdown();
-        logger.info("RingCommandBus shut down in {} ms: {} command(s) were in the ring when shutdown began, each "
-                            + "completed once; new commands are refused", (System.nanoTime() - began) / 1_000_000,
-                    inTheRing);
+        lifecycle.shutdownAsked(settings.threadNamePrefix() + "-shutdown",
+                                () -> pipeline.ringSize() - pipeline.remainingCapacity());
     }
 
-    /**
-     * @return true between {@link #start()} and {@link #shutdown()}
-     */
+    /** @return true between {@link #start()} and {@link #shutdown()} */
     public boolean isRunning() {
         return lifecycle.state() == RingLifecycle.State.RUNNING;
     }
 
-    /**
-     * @return how many slots of the ring are free now
-     */
+    /** @return how many slots of the ring are free now */
     public long remainingCapacity() {
         return pipeline.remainingCapacity();
     }
 
-    /**
-     * @return the number of slots in the ring
-     */
+    /** @return the number of slots in the ring */
     public int ringSize() {
         return pipeline.ringSize();
     }
 
-    /**
-     * @return the number of handler threads
-     */
+    /** @return the number of handler threads */
     public int handlerThreads() {
         return settings.handlerThreads();
     }
 
-    /**
-     * @return the number of store threads (store shards)
-     */
+    /** @return the number of store threads (store shards) */
     public int storeThreads() {
         return settings.storeThreads();
     }
 
-    /**
-     * @return how many aggregates missing from the cache may be read ahead of their commands at once (0: none)
-     */
+    /** @return how many aggregates missing from the cache may be read ahead of their commands at once (0: none) */
     public int readAheadThreads() {
         return settings.readAheadThreads();
     }
 
-    /**
-     * @return the topology the stages run in, as chosen or set
-     */
+    /** @return the topology the stages run in, as chosen or set */
     public Topology topology() {
         return settings.topology();
     }

@@ -29,6 +29,9 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class RingLifecycle {
 
+    /** The bus's own logger: its shutdown line is the bus's, wherever the code that writes it lives. */
+    private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger("io.github.ringbus.RingCommandBus");
+
     /** Where the bus is in its life. */
     enum State {
         /** Built, not started: dispatches are refused. */
@@ -148,6 +151,33 @@ final class RingLifecycle {
         }
         afterStop.run();
         STATE.setVolatile(this, State.STOPPED);
+    }
+
+    /**
+     * A shutdown asked for by the application: on a stage thread {@link #shutdownAfterThisStage}, elsewhere
+     * {@link #shutdown()} with a line in the log saying how long it took and how many commands it drained. Does nothing
+     * when stopped.
+     *
+     * @param finisherName the name of the thread that finishes a shutdown asked for on a stage thread
+     * @param inTheRing    how many commands are in the ring now
+     */
+    void shutdownAsked(String finisherName, java.util.function.LongSupplier inTheRing) {
+        if (PipelineThreads.isPipelineThread()) {
+            logger.info("RingCommandBus shutdown asked for on its pipeline thread [{}]: new commands are refused from "
+                                + "now on, and the ring drains once that thread's code returns",
+                        Thread.currentThread().getName());
+            shutdownAfterThisStage(finisherName);
+            return;
+        }
+        if (state == State.STOPPED) {
+            return;
+        }
+        long began = System.nanoTime();
+        long commands = inTheRing.getAsLong();
+        shutdown();
+        logger.info("RingCommandBus shut down in {} ms: {} command(s) were in the ring when shutdown began, each "
+                            + "completed once; new commands are refused", (System.nanoTime() - began) / 1_000_000,
+                    commands);
     }
 
     /**

@@ -15,9 +15,11 @@
  * <ol>
  *   <li><b>the bus</b>: {@code RingCommandBus}, and what routes an Axon configuration's aggregates through it
  *       ({@code RingbusConfigurerModule}, {@code OwnRepositoryAggregates});</li>
- *   <li><b>the front door</b>: {@code Admission} (a slot for each command, or its refusal), {@code RingLifecycle} (the
- *       gate dispatchers pass), {@code NestedDispatch} (commands sent from the ring's own threads),
- *       {@code TracedCallback}, {@code RingAggregates};</li>
+ *   <li><b>the front door</b>: {@code Dispatches} (the way in: span, interceptors, monitor, gate, slot),
+ *       {@code Admission} (a slot for each command, or its refusal), {@code RingLifecycle} (the gate dispatchers pass,
+ *       start and shutdown), {@code NestedDispatch} (commands sent from the ring's own threads),
+ *       {@code TracedCallback}, {@code RingAggregates}, {@code MirroredSubscriptions} (handlers also subscribed on
+ *       another bus);</li>
  *   <li><b>the pipeline</b>: {@code Pipeline} with its {@code StagePlan} (the ring's shape, stated once), one class per
  *       stage ({@code PreloadStage}, {@code HandleStage} and {@code WholeCommandRunner}, {@code StoreStage},
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
