@@ -50,9 +50,14 @@
  *   (cache / store) |  aggregate         appends events of many commands in one call
  * </pre>
  * A slot is claimed by a dispatcher, filled, and handed to the ring; each stage waits on the sequence of the stage(s)
- * before it; the dispatchers wait only on the complete stage(s), which free the slot. Every field of a slot is set by
- * one stage and read by later ones, so the ring's sequences give every hand-off its memory ordering and the slots
- * need no locks or volatile fields.
+ * before it; the dispatchers wait only on the complete stage(s), which free the slot. Every field of a slot is
+ * assigned directly by one stage only ({@code ArchitectureTest} fails on an assignment from another class) and read by
+ * later ones, so the ring's sequences give every hand-off its memory ordering and the fields are plain. A later stage
+ * that must change an earlier stage's field (a stage guard recording a failure, a re-run resetting what the handler
+ * wrote, the store stage isolating a refused batch) does so through a method of the slot named for it, while that
+ * stage holds the slot. One decision is not ordered by the ring: who completes a command, taken by a compare-and-set,
+ * because at shutdown the thread that completes what the halted stages left may meet a stage thread that user code
+ * still holds (see {@code CommandSlot}).
  * <p>
  * Handle stages: {@code n} instances run side by side over every slot, each handling only the slots whose segment
  * (the hash of the target aggregate's identifier) is its own, so one aggregate's commands run on one thread in ring
