@@ -30,12 +30,21 @@ public final class Summary {
 
     private static final String SIMPLE = "simple";
     private static final String AXON_DISRUPTOR = "axon-disruptor-cached";
-    private static final Map<String, String> CASES = Map.of(
-            "throughput/oneDispatcher", "in memory, 1 dispatcher",
-            "throughput/fourDispatchers", "in memory, 4 dispatchers",
-            "postgres/oneDispatcher", "PostgreSQL durable, 1 dispatcher",
-            "postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers",
-            "postgres/sixtyFourDispatchers", "PostgreSQL durable, 64 dispatchers");
+    private static final Map<String, String> CASES = Map.ofEntries(
+            Map.entry("throughput/oneDispatcher", "in memory, 1 dispatcher"),
+            Map.entry("throughput/fourDispatchers", "in memory, 4 dispatchers"),
+            Map.entry("postgres/oneDispatcher", "PostgreSQL durable, 1 dispatcher"),
+            Map.entry("postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers"),
+            Map.entry("postgres/sixtyFourDispatchers", "PostgreSQL durable, 64 dispatchers"),
+            Map.entry("postgres-away/oneDispatcher", "PostgreSQL 0.5 ms away, 1 dispatcher"),
+            Map.entry("postgres-away/eightDispatchers", "PostgreSQL 0.5 ms away, 8 dispatchers"),
+            Map.entry("postgres-away/sixtyFourDispatchers", "PostgreSQL 0.5 ms away, 64 dispatchers"),
+            Map.entry("postgres-away-cold/oneDispatcher", "PostgreSQL 0.5 ms away, cold cache, 1 dispatcher"),
+            Map.entry("postgres-away-cold/eightDispatchers", "PostgreSQL 0.5 ms away, cold cache, 8 dispatchers"),
+            Map.entry("postgres-away-cold/sixtyFourDispatchers",
+                      "PostgreSQL 0.5 ms away, cold cache, 64 dispatchers"));
+    /** The commands/s files, in the order of the summary's table; the cold one compares with {@code simple-cold}. */
+    static final List<String> COMMAND_FILES = List.of("throughput", "postgres", "postgres-away", "postgres-away-cold");
 
     private Summary() {
     }
@@ -50,7 +59,8 @@ public final class Summary {
         String command = "benchmarks/run";
         String loadAtStart = "not recorded";
         List<String> warnings = new ArrayList<>();
-        List<String> only = List.of("throughput", "limit", "roundtrip", "postgres");
+        List<String> only = List.of("throughput", "limit", "roundtrip", "postgres", "postgres-away",
+                                    "postgres-away-cold", "limit-away");
         boolean quick = false;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
@@ -89,13 +99,19 @@ public final class Summary {
         Score serverLimit = limits.stream().filter(s -> s.method().endsWith("Connection")
                                                         || s.method().endsWith("Connections"))
                                   .max(java.util.Comparator.comparingDouble(Score::median)).orElse(null);
+        // The same, through the delay proxy (limit-away.json), for the cases 0.5 ms away.
+        Path awayLimitFile = results.resolve("limit-away.json");
+        Score serverLimitAway = only.contains("limit-away") && Files.exists(awayLimitFile)
+                ? JmhJson.read(awayLimitFile).stream().max(java.util.Comparator.comparingDouble(Score::median))
+                         .orElse(null)
+                : null;
         int cores = Runtime.getRuntime().availableProcessors();
 
         List<String> charts = new ArrayList<>();
         List<String> files = new ArrayList<>();
         StringBuilder throughput = new StringBuilder();
         boolean anyWide = false;
-        for (String file : List.of("throughput", "postgres")) {
+        for (String file : COMMAND_FILES) {
             Path json = results.resolve(file + ".json");
             if (!only.contains(file) || !Files.exists(json)) {
                 continue;
@@ -111,9 +127,11 @@ public final class Summary {
                     throughput.append(String.format("| %s | %s | %s (%s-%s, %d it.) | %s | %s | %s | ±%s%s |%n",
                             name, score.label(), number(score.median()), number(score.min()), number(score.max()),
                             score.iterations().length,
-                            ratio(score, baseline(scores, score, SIMPLE)),
+                            ratio(score, baseline(scores, score, file.endsWith("-cold") ? SIMPLE + "-cold" : SIMPLE)),
                             ratio(score, baseline(scores, score, AXON_DISRUPTOR)),
-                            quick ? "not with --quick" : shareOfLimit(file, score, limitPerThread * cores, serverLimit),
+                            quick ? "not with --quick" : shareOfLimit(file, score, limitPerThread * cores,
+                                                                     file.startsWith("postgres-away")
+                                                                             ? serverLimitAway : serverLimit),
                             number(score.error()), score.wide() ? " (wide)" : ""));
                 }
             }
@@ -135,6 +153,14 @@ public final class Summary {
                                         + "what no bus can avoid for this workload) x %d cores = %s. ",
                                         number(limitPerThread), cores, number(limitPerThread * cores)));
                 files.add("limit.json");
+            }
+            if (serverLimitAway != null && files.contains("postgres-away.json")) {
+                md.append(String.format("0.5 ms away (a TCP proxy delaying each direction by half the round trip, "
+                                        + "`-p rttMicros=500`): the server's limit through the same proxy, %s rows/s "
+                                        + "from %d connection(s); `simple-cold` and `ringbus-cold` keep a tenth of "
+                                        + "100,000 accounts in their caches and deposit to accounts drawn at random. ",
+                                        number(serverLimitAway.median()), serverLimitAway.threads()));
+                files.add("limit-away.json");
             }
             if (serverLimit != null && files.contains("postgres.json")) {
                 md.append(String.format("PostgreSQL's limit: %s event rows/s, the most the server stored without any "
@@ -215,7 +241,7 @@ public final class Summary {
      */
     static String shareOfLimit(String file, Score score, double inMemoryLimit, Score serverLimit) {
         double limit = file.equals("throughput") ? inMemoryLimit
-                : file.equals("postgres") && serverLimit != null ? serverLimit.median() : Double.NaN;
+                : file.startsWith("postgres") && serverLimit != null ? serverLimit.median() : Double.NaN;
         if (Double.isNaN(limit)) {
             return "";
         }

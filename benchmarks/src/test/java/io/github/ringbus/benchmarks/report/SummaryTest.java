@@ -27,4 +27,33 @@ class SummaryTest {
     void withoutALimitNoShareIsPrinted() {
         assertEquals("", Summary.shareOfLimit("throughput", throughput(1_740), Double.NaN, null));
     }
+
+    /** One JMH result of a benchmark with a bus parameter, as JMH writes it (the fields the summary reads). */
+    private static String result(String benchmark, String bus, int threads, double... iterations) {
+        double mean = java.util.Arrays.stream(iterations).average().orElse(0);
+        String raw = java.util.Arrays.stream(iterations).mapToObj(Double::toString)
+                                     .collect(java.util.stream.Collectors.joining(","));
+        String params = bus == null ? "{\"rttMicros\":\"500\"}" : "{\"bus\":\"" + bus + "\",\"rttMicros\":\"500\"}";
+        return "{\"benchmark\":\"" + benchmark + "\",\"threads\":" + threads + ",\"params\":" + params
+               + ",\"primaryMetric\":{\"score\":" + mean + ",\"scoreError\":1.0,\"rawData\":[[" + raw + "]]}}";
+    }
+
+    @Test
+    void theColdCaseAwayIsComparedWithSimpleColdAndSharedOfTheLimitThroughTheProxy() throws Exception {
+        java.nio.file.Path results = java.nio.file.Files.createTempDirectory("summary-test");
+        String cold = "io.github.ringbus.benchmarks.postgres.PostgresColdCacheBenchmark.eightDispatchers";
+        java.nio.file.Files.writeString(results.resolve("postgres-away-cold.json"),
+                "[" + result(cold, "simple-cold", 8, 1_000, 1_000) + "," + result(cold, "ringbus-cold", 8, 2_000, 2_000)
+                + "]");
+        java.nio.file.Files.writeString(results.resolve("limit-away.json"), "[" + result(
+                "io.github.ringbus.benchmarks.postgres.PostgresLimitBenchmark.eightConnections", null, 8,
+                10_000, 10_000) + "]");
+
+        String summary = Summary.summarize(results, java.util.List.of("postgres-away-cold", "limit-away"), "test",
+                                           "0.1", java.util.List.of(), false);
+
+        org.junit.jupiter.api.Assertions.assertTrue(summary.contains(
+                "| PostgreSQL 0.5 ms away, cold cache, 8 dispatchers | ringbus-cold | 2,000 (2,000-2,000, 2 it.) | "
+                + "2.00 (2.00-2.00) | n/a | 20 % |"), summary);
+    }
 }
