@@ -23,8 +23,10 @@ import java.util.Map;
  * java -cp benchmarks.jar io.github.ringbus.benchmarks.report.Summary RESULTS_DIR
  *      [--command "benchmarks/run"] [--load-at-start 0.12] [--warning "..."] [--only postgres]
  * </pre>
- * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json} and {@code roundtrip.json}
- * the directory has ({@code --only}: those of the given names, e.g. after a run of only one case).
+ * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json}, {@code postgres-away.json},
+ * {@code postgres-away-cold.json}, {@code limit-away.json} and {@code roundtrip.json} the directory has ({@code --only}:
+ * those of the given names, e.g. after a run of only one case). The cold case is compared with {@code simple-cold}, the
+ * cases 0.5 ms away are shares of the server's limit through the same proxy ({@code limit-away.json}).
  */
 public final class Summary {
 
