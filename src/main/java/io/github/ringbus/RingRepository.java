@@ -244,6 +244,24 @@ final class RingRepository<T> implements Repository<T> {
     // --- preload stage ---------------------------------------------------------------------------------------------
 
     /**
+     * The one thread that preloads (the preload stage's; on {@link Topology#COMPACT} the one handler thread, which
+     * also runs the commands it waits for in place): set by its first call, and checked by {@code assert}, so only
+     * with assertions on (the tests), at no cost in production. Holds "preload-stage thread only".
+     */
+    private final java.util.concurrent.atomic.AtomicReference<Thread> preloadingThread =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    private boolean onThePreloadingThread() {
+        Thread current = Thread.currentThread();
+        return preloadingThread.compareAndSet(null, current) || preloadingThread.get() == current;
+    }
+
+    private String preloadedElsewhere(String method) {
+        return "RingRepository." + method + " is for the preload stage's thread only [" + preloadingThread.get()
+                + "], but ran on [" + Thread.currentThread() + "]";
+    }
+
+    /**
      * Puts the aggregate with the given identifier in memory for the command in ring slot {@code slotSequence}: from
      * the cache, or read from the event store on a miss. Preload-stage thread only.
      *
@@ -260,6 +278,7 @@ final class RingRepository<T> implements Repository<T> {
      */
     AggregateHolder<T> preload(String identifier, boolean creates, boolean withoutRead, long slotSequence,
                                Runnable onMiss) throws Exception {
+        assert onThePreloadingThread() : preloadedElsewhere("preload");
         AggregateHolder<T> holder = cache.get(identifier);
         if (holder == null) {
             // Whatever enters the cache takes the read ahead of it, if any, or drops it: a read ahead is used only
@@ -311,6 +330,7 @@ final class RingRepository<T> implements Repository<T> {
      * the miss that looks ahead), or reads ahead are off
      */
     boolean readAhead(String identifier) {
+        assert onThePreloadingThread() : preloadedElsewhere("readAhead");
         if (!coldReads.enabled() || cache.contains(identifier) || readsAhead.containsKey(identifier)
                 || identifier.equals(readingHere)) {
             return false;
