@@ -27,21 +27,17 @@ final class Dispatches {
     private final List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors;
     private final RingLifecycle lifecycle;
     private final Admission admission;
-    /** Set once, right after construction (NestedDispatch needs this class's interceptors in turn). */
-    private NestedDispatch nested;
+    /** How a command sent from a pipeline thread is dispatched. */
+    private final NestedDispatch nested;
 
     Dispatches(RingSettings settings, CommandRoutes routes,
                List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
-               RingLifecycle lifecycle, Admission admission) {
+               RingLifecycle lifecycle, Admission admission, NestedDispatch nested) {
         this.settings = settings;
         this.routes = routes;
         this.dispatchInterceptors = dispatchInterceptors;
         this.lifecycle = lifecycle;
         this.admission = admission;
-    }
-
-    /** @param nested how a command sent from a pipeline thread is dispatched; set once, before the bus is used */
-    void nested(NestedDispatch nested) {
         this.nested = nested;
     }
 
@@ -144,9 +140,14 @@ final class Dispatches {
         }
     }
 
+    private CommandMessage<?> intercept(CommandMessage<?> command) {
+        return intercept(dispatchInterceptors, command);
+    }
+
     /** @return the command as the dispatch interceptors, in their order, leave it */
     @SuppressWarnings("unchecked")
-    CommandMessage<?> intercept(CommandMessage<?> command) {
+    static CommandMessage<?> intercept(List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
+                                       CommandMessage<?> command) {
         CommandMessage<?> intercepted = command;
         for (MessageDispatchInterceptor<? super CommandMessage<?>> interceptor : dispatchInterceptors) {
             intercepted = (CommandMessage<?>) interceptor.handle(intercepted);

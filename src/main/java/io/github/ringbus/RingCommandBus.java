@@ -115,11 +115,13 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         });
         // Claims slots as the full-ring policy says, and reports the commands that cannot enter.
         Admission admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
-        this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission);
         // Commands dispatched from the pipeline's own threads: run in place, or refused when waited for.
-        dispatches.nested(new NestedDispatch(routes, dispatches::intercept, handlerInterceptors,
-                                             settings.messageMonitor(), settings.rollbackConfiguration(), pipeline,
-                                             pipeline.facts().handlerThreadPreloads()));
+        NestedDispatch nested = new NestedDispatch(routes,
+                                                   command -> Dispatches.intercept(dispatchInterceptors, command),
+                                                   handlerInterceptors, settings.messageMonitor(),
+                                                   settings.rollbackConfiguration(), pipeline,
+                                                   pipeline.facts().handlerThreadPreloads());
+        this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission, nested);
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              settings.transactionManager(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),

@@ -173,20 +173,8 @@ class PostgresStoreShardsTest extends OnPostgres {
             throws Exception {
         Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
         try (PostgresRing ring = new PostgresRing(server, null, b -> b.storeThreads(SHARDS))) {
-            TrackingEventProcessor processor = TrackingEventProcessor.builder()
-                    .name("tracking-under-shards")
-                    .eventHandlerInvoker(SimpleEventHandlerInvoker.builder().eventHandlers(
-                            (org.axonframework.eventhandling.EventMessageHandler) event -> {
-                                seen.computeIfAbsent(event.getIdentifier(), id -> new AtomicInteger())
-                                    .incrementAndGet();
-                                return null;
-                            }).build())
-                    .messageSource(ring.eventStore)
-                    .tokenStore(new InMemoryTokenStore())
-                    .transactionManager(NoTransactionManager.INSTANCE)
-                    .trackingEventProcessorConfiguration(
-                            TrackingEventProcessorConfiguration.forSingleThreadedProcessing().andBatchSize(50))
-                    .build();
+            TrackingEventProcessor processor = trackingProcessor("tracking-under-shards", ring, 50, event ->
+                    seen.computeIfAbsent(event.getIdentifier(), id -> new AtomicInteger()).incrementAndGet());
             processor.start();
             try {
                 int dispatchers = 8;
@@ -252,24 +240,13 @@ class PostgresStoreShardsTest extends OnPostgres {
             for (String other : others) {
                 ring.sendAndWait(new Open(other));
             }
-            TrackingEventProcessor processor = TrackingEventProcessor.builder()
-                    .name("tracking-past-a-held-commit")
-                    .eventHandlerInvoker(SimpleEventHandlerInvoker.builder().eventHandlers(
-                            (org.axonframework.eventhandling.EventMessageHandler) event -> {
-                                seen.computeIfAbsent(event.getIdentifier(), id -> new AtomicInteger())
-                                    .incrementAndGet();
-                                if (event.getPayload() instanceof io.github.ringbus.fixtures.AccountEvents
-                                        .Deposited deposited && !deposited.accountId().equals(held)) {
-                                    seenAfterHeld.incrementAndGet();
-                                }
-                                return null;
-                            }).build())
-                    .messageSource(ring.eventStore)
-                    .tokenStore(new InMemoryTokenStore())
-                    .transactionManager(NoTransactionManager.INSTANCE)
-                    .trackingEventProcessorConfiguration(
-                            TrackingEventProcessorConfiguration.forSingleThreadedProcessing().andBatchSize(100))
-                    .build();
+            TrackingEventProcessor processor = trackingProcessor("tracking-past-a-held-commit", ring, 100, event -> {
+                seen.computeIfAbsent(event.getIdentifier(), id -> new AtomicInteger()).incrementAndGet();
+                if (event.getPayload() instanceof io.github.ringbus.fixtures.AccountEvents.Deposited deposited
+                        && !deposited.accountId().equals(held)) {
+                    seenAfterHeld.incrementAndGet();
+                }
+            });
             processor.start();
             try {
                 CompletableFuture<CommandResultMessage<Object>> heldResult = ring.send(new Deposit(held, 99));
@@ -417,6 +394,24 @@ class PostgresStoreShardsTest extends OnPostgres {
     }
 
     /** An account identifier, starting with the prefix, whose events the given store thread stores. */
+    /** A single-threaded tracking processor on the ring's event store, from its start, with an in-memory token. */
+    private static TrackingEventProcessor trackingProcessor(String name, PostgresRing ring, int batchSize,
+                                                            java.util.function.Consumer<EventMessage<?>> handler) {
+        return TrackingEventProcessor.builder()
+                .name(name)
+                .eventHandlerInvoker(SimpleEventHandlerInvoker.builder().eventHandlers(
+                        (org.axonframework.eventhandling.EventMessageHandler) event -> {
+                            handler.accept(event);
+                            return null;
+                        }).build())
+                .messageSource(ring.eventStore)
+                .tokenStore(new InMemoryTokenStore())
+                .transactionManager(NoTransactionManager.INSTANCE)
+                .trackingEventProcessorConfiguration(
+                        TrackingEventProcessorConfiguration.forSingleThreadedProcessing().andBatchSize(batchSize))
+                .build();
+    }
+
     private static String accountInShard(int shard, String prefix) {
         for (int i = 0; ; i++) {
             String candidate = prefix + i;

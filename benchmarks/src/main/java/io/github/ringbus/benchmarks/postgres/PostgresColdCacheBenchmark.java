@@ -5,10 +5,6 @@ import io.github.ringbus.benchmarks.Account;
 import io.github.ringbus.AnnotatedTargetResolver;
 import io.github.ringbus.benchmarks.EventStorage;
 import io.github.ringbus.benchmarks.RingBusFactory;
-import org.axonframework.commandhandling.CommandBus;
-import org.axonframework.commandhandling.CommandCallback;
-import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.common.caching.EhCache3Adapter;
 import org.axonframework.common.transaction.Transaction;
@@ -44,9 +40,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
@@ -191,51 +185,28 @@ public class PostgresColdCacheBenchmark {
 
     /** One dispatching thread: deposits to accounts drawn uniformly at random, its share of inFlight at most. */
     @State(Scope.Thread)
-    public static class Dispatcher implements CommandCallback<Object, Object> {
+    public static class Dispatcher {
 
         private SplittableRandom random;
-        private Semaphore window;
-        private int windowSize;
+        private InFlightWindow window;
         private int accounts;
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         @Setup(Level.Trial)
         public void prepare(Bank bank, ThreadParams threadParams) {
             random = new SplittableRandom(threadParams.getThreadIndex());
-            windowSize = Math.max(1, bank.inFlight / threadParams.getThreadCount());
-            window = new Semaphore(windowSize);
+            window = new InFlightWindow(bank.inFlight / threadParams.getThreadCount());
             accounts = bank.accounts;
         }
 
         void dispatchNext(Bank bank) {
-            Throwable failed = failure.get();
-            if (failed != null) {
-                throw new IllegalStateException("A command failed", failed);
-            }
             Account.Deposit deposit = new Account.Deposit(Bank.accountId(random.nextInt(accounts)), 1);
-            window.acquireUninterruptibly();
             bank.commands.increment();
-            bank.configuration.commandBus().dispatch(asCommandMessage(deposit), this);
-        }
-
-        @Override
-        public void onResult(CommandMessage<?> commandMessage, CommandResultMessage<?> result) {
-            if (result.isExceptional()) {
-                failure.compareAndSet(null, result.exceptionResult());
-            }
-            window.release();
+            window.dispatch(bank.configuration.commandBus(), asCommandMessage(deposit));
         }
 
         @TearDown(Level.Iteration)
         public void drain() throws InterruptedException {
-            if (!window.tryAcquire(windowSize, 60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("Commands did not complete within a minute");
-            }
-            window.release(windowSize);
-            Throwable failed = failure.get();
-            if (failed != null) {
-                throw new IllegalStateException("A command failed", failed);
-            }
+            window.drain();
         }
     }
 

@@ -2,17 +2,11 @@ package io.github.ringbus.benchmarks.postgres;
 
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
-import io.github.ringbus.benchmarks.Account;
 import io.github.ringbus.benchmarks.BankApplication;
 import io.github.ringbus.benchmarks.BusChoice;
 import io.github.ringbus.benchmarks.DepositBatch;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.axonframework.commandhandling.CommandBus;
-import org.axonframework.commandhandling.CommandCallback;
-import org.axonframework.commandhandling.CommandMessage;
-import org.axonframework.commandhandling.CommandResultMessage;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -131,50 +125,26 @@ public class PostgresGroupCommitBenchmark {
      * thread), sent round and round, with at most its share of {@code inFlight} commands awaiting their callback.
      */
     @State(Scope.Thread)
-    public static class Dispatcher implements CommandCallback<Object, Object> {
+    public static class Dispatcher {
 
         private DepositBatch deposits;
-        private Semaphore window;
-        private int windowSize;
+        private InFlightWindow window;
         private long next;
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         @Setup(Level.Trial)
         public void prepare(Bank bank, ThreadParams threadParams) {
             deposits = new DepositBatch(threadParams.getThreadIndex());
-            windowSize = Math.max(1, bank.inFlight / threadParams.getThreadCount());
-            window = new Semaphore(windowSize);
+            window = new InFlightWindow(bank.inFlight / threadParams.getThreadCount());
         }
 
         void dispatchNext(CommandBus bus) {
-            Throwable failed = failure.get();
-            if (failed != null) {
-                throw new IllegalStateException("A command failed", failed);
-            }
-            Account.Deposit deposit = deposits.deposit(next++);
-            window.acquireUninterruptibly();
-            bus.dispatch(asCommandMessage(deposit), this);
-        }
-
-        @Override
-        public void onResult(CommandMessage<?> commandMessage, CommandResultMessage<?> result) {
-            if (result.isExceptional()) {
-                failure.compareAndSet(null, result.exceptionResult());
-            }
-            window.release();
+            window.dispatch(bus, asCommandMessage(deposits.deposit(next++)));
         }
 
         /** Waits for the commands still in flight, so that iterations do not overlap. */
         @TearDown(Level.Iteration)
         public void drain() throws InterruptedException {
-            if (!window.tryAcquire(windowSize, 60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("Commands did not complete within a minute");
-            }
-            window.release(windowSize);
-            Throwable failed = failure.get();
-            if (failed != null) {
-                throw new IllegalStateException("A command failed", failed);
-            }
+            window.drain();
         }
     }
 
