@@ -19,6 +19,7 @@ import java.util.List;
  * configuration, read by the bus and its pipeline alike. Immutable (the interceptor lists are copies; interceptors
  * registered on a running bus go to the bus's own lists).
  *
+ * @param readTransactionManager    what each read of an aggregate from the store runs in
  * @param spanFactory               null unless tracing was configured: without it nothing is allocated for spans
  * @param snapshotTriggerDefinition the bus's trigger, for aggregates without their own
  */
@@ -36,6 +37,7 @@ record RingSettings(EventStore eventStore,
                     int maxStoreBatchEvents,
                     CommandTargetResolver commandTargetResolver,
                     TransactionManager transactionManager,
+                    TransactionManager readTransactionManager,
                     RollbackConfiguration rollbackConfiguration,
                     MessageMonitor<? super CommandMessage<?>> messageMonitor,
                     SnapshotTriggerDefinition snapshotTriggerDefinition,

@@ -72,7 +72,37 @@ class PostgresGroupCommitTest extends OnPostgres {
 
             assertThat(second.connectionsTaken.get("ringbus-preload-handle"))
                     .as("connections the preload stage took to read the aggregate").hasValue(1);
+            assertThat(second.commitsSent.get("ringbus-preload-handle"))
+                    .as("commits the preload stage sent for the read").hasValue(1);
         }
+    }
+
+    /**
+     * Reading in {@link io.github.ringbus.jdbc.JdbcTransactionManager#autoCommitReads()}, the bus reads a missing
+     * aggregate on one connection in auto-commit mode: the snapshot look-up and every batch of events on that
+     * connection, and no {@code COMMIT}, a round trip fewer per read.
+     */
+    @Test
+    void aMissingAggregateIsReadOnOneConnectionWithoutACommitInAutoCommitReads() {
+        try (PostgresRing first = new PostgresRing(server)) {
+            first.sendAndWait(new Open("no-commit-read"));
+            for (int i = 1; i <= 150; i++) { // more events than one batch of the engine's (100)
+                first.sendAndWait(new Deposit("no-commit-read", 1));
+            }
+        }
+
+        try (PostgresRing second = PostgresRing.readingInAutoCommit(
+                server, b -> b.topology(Topology.COMPACT).handlerThreads(1))) {
+            second.connectionsTaken.clear();
+            assertThat(second.sendAndWait(new Deposit("no-commit-read", 1)).getPayload()).isEqualTo(151L);
+
+            assertThat(second.connectionsTaken.get("ringbus-preload-handle"))
+                    .as("connections the preload stage took to read the aggregate").hasValue(1);
+            assertThat(second.commitsSent.get("ringbus-preload-handle"))
+                    .as("commits the preload stage sent for the read").isNull();
+            assertThat(second.commitsSent.values()).as("the store stage's commit").hasSize(1);
+        }
+        assertThat(PostgresRing.storedDeposits(server, "no-commit-read")).hasSize(151);
     }
 
     @Test

@@ -45,6 +45,8 @@ final class PostgresRing implements AutoCloseable {
     final AtomicInteger handled = new AtomicInteger();
     /** Connections taken from the pool through the transaction manager, by the name of the thread that took each. */
     final java.util.Map<String, AtomicInteger> connectionsTaken = new java.util.concurrent.ConcurrentHashMap<>();
+    /** {@code COMMIT}s sent on connections of the pool, by the name of the thread that sent each. */
+    final java.util.Map<String, AtomicInteger> commitsSent = new java.util.concurrent.ConcurrentHashMap<>();
 
     PostgresRing(PostgresServer server) {
         this(server, null, b -> b);
@@ -57,8 +59,21 @@ final class PostgresRing implements AutoCloseable {
 
     PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
                  UnaryOperator<RingCommandBus.Builder> settings) {
+        this(server, hook, serializer, settings, false);
+    }
+
+    /**
+     * A ring whose bus reads its aggregates in {@link JdbcTransactionManager#autoCommitReads()}, as docs/postgres.md
+     * sets it up (the others read in transactions of {@link #storeTransactions}).
+     */
+    static PostgresRing readingInAutoCommit(PostgresServer server, UnaryOperator<RingCommandBus.Builder> settings) {
+        return new PostgresRing(server, null, PostgresServer.SERIALIZER, settings, true);
+    }
+
+    private PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
+                         UnaryOperator<RingCommandBus.Builder> settings, boolean autoCommitReads) {
         this.pool = server.pool(8);
-        this.transactions = new JdbcTransactionManager(countingConnections(pool, connectionsTaken));
+        this.transactions = new JdbcTransactionManager(countingConnections(pool, connectionsTaken, commitsSent));
         this.storeTransactions = new CountingTransactionManager(transactions);
         this.engine = PostgresServer.engine(transactions, hook, serializer);
         this.eventStore = RingEventStore.builder().storageEngine(engine).build();
@@ -73,6 +88,8 @@ final class PostgresRing implements AutoCloseable {
                                                 .transactionManager(storeTransactions)
                                                 .handlerThreads(2)
                                                 .pipelineMonitor(monitor)
+                                                .readTransactionManager(autoCommitReads ? transactions.autoCommitReads()
+                                                                                        : storeTransactions)
                                                 .handlerInterceptor((unitOfWork, chain) -> {
                                                     try {
                                                         return chain.proceed();
@@ -149,22 +166,41 @@ final class PostgresRing implements AutoCloseable {
                                            .collect(Collectors.toList());
     }
 
-    /** The pool, counting the connections each thread takes from it. */
+    /** The pool, counting the connections each thread takes from it and the commits each sends on them. */
     private static javax.sql.DataSource countingConnections(javax.sql.DataSource pool,
-                                                            java.util.Map<String, AtomicInteger> taken) {
+                                                            java.util.Map<String, AtomicInteger> taken,
+                                                            java.util.Map<String, AtomicInteger> commits) {
         return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
                 PostgresRing.class.getClassLoader(), new Class<?>[]{javax.sql.DataSource.class},
                 (proxy, method, arguments) -> {
-                    if (method.getName().equals("getConnection")) {
-                        taken.computeIfAbsent(Thread.currentThread().getName(), t -> new AtomicInteger())
-                             .incrementAndGet();
+                    Object result = invoke(pool, method, arguments);
+                    if (!method.getName().equals("getConnection")) {
+                        return result;
                     }
-                    try {
-                        return method.invoke(pool, arguments);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
+                    countByThread(taken);
+                    java.sql.Connection connection = (java.sql.Connection) result;
+                    return java.lang.reflect.Proxy.newProxyInstance(
+                            PostgresRing.class.getClassLoader(), new Class<?>[]{java.sql.Connection.class},
+                            (connectionProxy, connectionMethod, connectionArguments) -> {
+                                if (connectionMethod.getName().equals("commit") && !connection.getAutoCommit()) {
+                                    countByThread(commits);
+                                }
+                                return invoke(connection, connectionMethod, connectionArguments);
+                            });
                 });
+    }
+
+    private static void countByThread(java.util.Map<String, AtomicInteger> counts) {
+        counts.computeIfAbsent(Thread.currentThread().getName(), t -> new AtomicInteger()).incrementAndGet();
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] arguments)
+            throws Throwable {
+        try {
+            return method.invoke(target, arguments);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 
     /**

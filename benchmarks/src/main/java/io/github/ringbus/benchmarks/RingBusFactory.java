@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks;
 
+import io.github.ringbus.jdbc.JdbcTransactionManager;
 import io.github.ringbus.PipelineMonitor;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
@@ -32,7 +33,8 @@ public final class RingBusFactory {
      * commands in one transaction of it (group commit).
      */
     public static RingCommandBus withDefaults(EventStore eventStore, TransactionManager transactions) {
-        return RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions).build();
+        return RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions)).build();
     }
 
     /** ringbus with one handler thread and the given topology and wait strategy, to compare them. */
@@ -48,6 +50,7 @@ public final class RingBusFactory {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
                              .handlerThreads(1)
                              .topology(topology)
                              .waitStrategy(waitStrategy)
@@ -64,6 +67,7 @@ public final class RingBusFactory {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
                              .storeThreads(storeThreads)
                              .build();
     }
@@ -74,6 +78,7 @@ public final class RingBusFactory {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
                              .cacheSize(cacheSize)
                              .build();
     }
@@ -87,6 +92,7 @@ public final class RingBusFactory {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
                              .cacheSize(cacheSize)
                              .readAheadThreads(readAheadThreads)
                              .build();
@@ -102,8 +108,17 @@ public final class RingBusFactory {
         return RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
                              .handlerThreads(2)
                              .build();
+    }
+
+    /**
+     * Where ringbus reads aggregates, as docs/postgres.md sets it up: on ringbus's {@link JdbcTransactionManager}, its
+     * reads in auto-commit mode (no {@code COMMIT} per read); else the transaction manager itself.
+     */
+    private static TransactionManager readsIn(TransactionManager transactions) {
+        return transactions instanceof JdbcTransactionManager jdbc ? jdbc.autoCommitReads() : transactions;
     }
 
     /**
