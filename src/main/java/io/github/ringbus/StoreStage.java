@@ -109,13 +109,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
     private final ArrayList<EventMessage<?>> batchEvents = new ArrayList<>();
 
-    // The outcome of the last attempt, beside its failure.
-    /** The command whose subscriber threw in the last attempt, or null. */
-    private CommandSlot culprit;
-    /** True when the last attempt could not even begin a transaction. */
-    private boolean beginFailed;
-    /** True when the last attempt failed in its commit: whether it was committed may be unknown. */
-    private boolean commitFailed;
+    // Scratch of the attempt in hand, read once into its StoreAttempt (attemptInTransaction).
+    /** The command whose subscriber threw in the attempt in hand (set by publish), or null. */
+    private CommandSlot refusedBy;
+    /** True when the attempt in hand failed after its subscribers ran (set by publishInUnitOfWork). */
+    private boolean failedAfterSubscribers;
     /** True once the batch Unit of Work of the attempt in hand has called the subscribers (see publishInUnitOfWork). */
     private boolean subscribersCalled;
 
@@ -182,11 +180,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
             return;
         }
         try {
-            Throwable failure = attempt(batch, batchEvents);
-            if (failure == null) {
+            StoreAttempt attempt = attempt(batch, batchEvents);
+            if (attempt.stored()) {
                 stored(batch, batchEvents);
             } else {
-                recover(new ArrayList<>(batch), failure);
+                recover(new ArrayList<>(batch), attempt);
             }
         } catch (RuntimeException | Error bug) {
             // attempt() and recover() catch what the store and user code throw: this is a ringbus bug. Whether the
@@ -207,68 +205,29 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /**
      * After a failed attempt of a batch: finds, in ring order, the commands that fail on their own and commits the
-     * others, each try in a fresh transaction. A subscriber's failure fails its command and the rest is tried again;
-     * a failed append is halved; a store that cannot be reached fails every command not yet committed.
+     * others, each try in a fresh transaction, doing with each failed group what {@link StoreRecovery} decides. A
+     * subscriber's failure fails its command and the rest is tried again; a failed append is halved; a store that
+     * cannot be reached fails every command not yet committed.
      *
-     * @param failedBatch the commands of the failed attempt
-     * @param failure     what the attempt failed with; {@link #culprit} and {@link #beginFailed} tell more
+     * @param failedBatch  the commands of the failed attempt
+     * @param firstAttempt how that attempt failed
      */
-    private void recover(List<CommandSlot> failedBatch, Throwable firstFailure) {
+    private void recover(List<CommandSlot> failedBatch, StoreAttempt firstAttempt) {
         ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
         // A culprit's aggregate is poisoned only once the commands before it in ring order are done: they did not
-        // build on its events, and poisoning would fail those of its generation not yet committed (see culprit).
+        // build on its events, and poisoning would fail those of its generation not yet committed.
         IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore = new IdentityHashMap<>();
         List<CommandSlot> culprits = new ArrayList<>();
         List<EventMessage<?>> events = new ArrayList<>();
         List<CommandSlot> group = failedBatch;
-        Throwable failure = firstFailure;
+        StoreAttempt attempt = firstAttempt;
         try {
             while (true) {
-                if (failure == null) {
+                if (attempt.stored()) {
                     stored(group, events);
-                } else if (commitFailed && !StoreFailures.rolledBack(failure)) {
-                    // The group may be committed: appending it again would fail on the events already there or, on
-                    // an engine without a unique key, store them twice. Its commands fail with the outcome unknown.
-                    fail(group, outcomeUnknown(group, failure));
-                    if (StoreFailures.unreachable(failure)) {
-                        failAll(groups, poisonBefore, failure);
-                        return;
-                    }
-                } else if (beginFailed || StoreFailures.unreachable(failure)) {
-                    fail(group, failure);
-                    failAll(groups, poisonBefore, failure);
+                } else if (!carryOut(StoreRecovery.next(attempt, group), attempt, group, groups, poisonBefore,
+                                     culprits)) {
                     return;
-                } else if (culprit != null && group.indexOf(culprit) > 0) {
-                    // A subscriber refused this command, but it may have been built on a command before it that the
-                    // store refuses in turn (then it is handled again, or fails as built on it, not with what the
-                    // subscriber said of a state that never was). The commands before it are decided first; then it
-                    // leads a group of its own.
-                    int at = group.indexOf(culprit);
-                    groups.addFirst(new ArrayList<>(group.subList(at, group.size())));
-                    groups.addFirst(new ArrayList<>(group.subList(0, at)));
-                } else if (culprit != null) {
-                    // A subscriber refused this command, and every command before it is decided: it fails alone. Its
-                    // aggregate's generation is then poisoned, so the commands after it that built on it are handled
-                    // again or failed, and the rest are tried.
-                    CommandSlot refused = culprit;
-                    refused.storeFailure = failure;
-                    culprits.add(refused);
-                    int at = group.indexOf(refused);
-                    List<CommandSlot> after = new ArrayList<>(group.subList(at + 1, group.size()));
-                    poisonBefore.put(after, refused);
-                    groups.addFirst(after);
-                    groups.addFirst(new ArrayList<>(group.subList(0, at)));
-                } else if (group.size() == 1 && StoreFailures.sequenceConflict(failure)
-                        && handledAgainOnStored(group.get(0))) {
-                    // Another writer appended to its aggregate first: handled again on the aggregate as stored, it
-                    // is tried again in a fresh transaction (see handledAgainOnStored).
-                    groups.addFirst(group);
-                } else if (group.size() == 1) {
-                    fail(group, failure);
-                } else {
-                    int middle = group.size() / 2;
-                    groups.addFirst(group.subList(middle, group.size()));
-                    groups.addFirst(group.subList(0, middle));
                 }
                 events.clear();
                 while (events.isEmpty()) {
@@ -282,13 +241,77 @@ final class StoreStage implements EventHandler<CommandSlot> {
                         }
                     }
                 }
-                failure = attempt(group, events);
+                attempt = attempt(group, events);
             }
         } finally {
             for (CommandSlot refused : culprits) {
                 poison(refused);
             }
         }
+    }
+
+    /**
+     * Does with a failed group what {@link StoreRecovery} decided: fails commands, or puts the groups to try next at
+     * the head of {@code groups}, in ring order.
+     *
+     * @return false when every command not yet committed has failed: nothing is left to try
+     */
+    private boolean carryOut(StoreRecovery.Next next, StoreAttempt attempt, List<CommandSlot> group,
+                             ArrayDeque<List<CommandSlot>> groups,
+                             IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore,
+                             List<CommandSlot> culprits) {
+        Throwable failure = attempt.failure;
+        switch (next) {
+            case FAIL_OUTCOME_UNKNOWN -> {
+                // The group may be committed: appending it again would fail on the events already there or, on an
+                // engine without a unique key, store them twice.
+                fail(group, outcomeUnknown(group, failure));
+            }
+            case FAIL_OUTCOME_UNKNOWN_THEN_ALL -> {
+                fail(group, outcomeUnknown(group, failure));
+                failAll(groups, poisonBefore, failure);
+                return false;
+            }
+            case FAIL_ALL -> {
+                fail(group, failure);
+                failAll(groups, poisonBefore, failure);
+                return false;
+            }
+            case SPLIT_AT_CULPRIT -> {
+                // If the culprit was built on a command before it that the store refuses in turn, it is
+                // handled again, or fails as built on it, not with what the subscriber said of a state that
+                // never was.
+                int at = group.indexOf(attempt.culprit);
+                groups.addFirst(new ArrayList<>(group.subList(at, group.size())));
+                groups.addFirst(new ArrayList<>(group.subList(0, at)));
+            }
+            case FAIL_CULPRIT -> {
+                // Every command before it is decided. Its aggregate's generation is poisoned before the commands after
+                // it are tried, so that those that built on it are handled again or fail.
+                CommandSlot refused = attempt.culprit;
+                refused.storeFailure = failure;
+                culprits.add(refused);
+                int at = group.indexOf(refused);
+                List<CommandSlot> after = new ArrayList<>(group.subList(at + 1, group.size()));
+                poisonBefore.put(after, refused);
+                groups.addFirst(after);
+                groups.addFirst(new ArrayList<>(group.subList(0, at)));
+            }
+            case HANDLE_AGAIN_ON_STORED -> {
+                if (handledAgainOnStored(group.get(0))) {
+                    groups.addFirst(group); // tried again in a fresh transaction
+                } else {
+                    fail(group, failure);
+                }
+            }
+            case FAIL_ALONE -> fail(group, failure);
+            case HALVE -> {
+                int middle = group.size() / 2;
+                groups.addFirst(group.subList(middle, group.size()));
+                groups.addFirst(group.subList(0, middle));
+            }
+        }
+        return true;
     }
 
     /** The next group to try, once the culprit that must be poisoned before it is. */
@@ -397,11 +420,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * Appends the events (and, in {@code IN_TRANSACTION}, calls each command's subscribers) and commits, in one
      * transaction.
      *
-     * @return null when committed, else the failure (the transaction was rolled back or never began); then
-     * {@link #culprit} is the command whose subscriber threw, if one did, and {@link #beginFailed} tells whether the
-     * transaction could not begin
+     * @return {@link StoreAttempt#STORED} when committed, else where and how it failed
      */
-    private Throwable attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
+    private StoreAttempt attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
         if (gapBound == null) {
             return attemptInTransaction(slots, events);
         }
@@ -414,16 +435,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    private Throwable attemptInTransaction(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        culprit = null;
-        beginFailed = false;
-        commitFailed = false;
+    private StoreAttempt attemptInTransaction(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        refusedBy = null;
+        failedAfterSubscribers = false;
         Transaction transaction;
         try {
             transaction = transactionManager.startTransaction();
         } catch (Throwable failure) {
-            beginFailed = true;
-            return failure;
+            return StoreAttempt.failed(StoreAttempt.End.BEGIN_FAILED, failure);
         }
         try {
             if (publishInTransaction && subscribersFirst) {
@@ -444,20 +463,21 @@ final class StoreStage implements EventHandler<CommandSlot> {
             } catch (Throwable rollbackFailure) {
                 failure.addSuppressed(rollbackFailure);
             }
-            return failure;
+            return refusedBy != null ? StoreAttempt.refusedBySubscriber(refusedBy, failure)
+                    : StoreAttempt.failed(failedAfterSubscribers ? StoreAttempt.End.COMMIT_FAILED
+                                                                 : StoreAttempt.End.APPEND_FAILED, failure);
         }
         try {
             transaction.commit();
         } catch (Throwable failure) {
-            commitFailed = true;
-            return failure;
+            return StoreAttempt.failed(StoreAttempt.End.COMMIT_FAILED, failure);
         }
-        return null;
+        return StoreAttempt.STORED;
     }
 
     /**
      * Hands each command's events to the subscribers, in ring order, one command at a time. When a subscriber
-     * throws, that command becomes the {@link #culprit} and the exception propagates (the remaining subscribers and
+     * throws, that command becomes the one it was {@link #refusedBy} and the exception propagates (the remaining subscribers and
      * commands are not called).
      */
     private void publish(List<CommandSlot> slots) {
@@ -474,7 +494,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 // the slot's list is reused: they get a copy of their own.
                 splitStore.publishToSubscribers(List.copyOf(slot.events));
             } catch (RuntimeException | Error failure) {
-                culprit = slot;
+                refusedBy = slot;
                 throw failure;
             } finally {
                 leftInterrupts.clear("store (subscribers)", slot.command);
@@ -606,7 +626,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * {@code AbstractEventStore}), and a store that commits with the Unit of Work ({@code AxonServerEventStore}: one
      * append transaction for the root Unit of Work) commits in the commit phase, once for the whole batch, or rolls
      * back when a subscriber threw. Without a Unit of Work such a store commits inside {@code publish}, before the
-     * subscribers. A failure after the subscribers ran is a failure of the commit ({@link #commitFailed}).
+     * subscribers. A failure after the subscribers ran is a failure of the commit ({@link #failedAfterSubscribers}).
      */
     private void publishInUnitOfWork(List<CommandSlot> slots, List<EventMessage<?>> events) {
         subscribersCalled = false;
@@ -624,7 +644,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 unitOfWork.rollback(failure);
             }
             if (subscribersCalled) {
-                commitFailed = true;
+                failedAfterSubscribers = true;
             }
             throw failure;
         } finally {

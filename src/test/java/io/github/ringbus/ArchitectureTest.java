@@ -197,8 +197,8 @@ class ArchitectureTest {
                                              "MirroredSubscriptions"));
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
-                                           "StoreShard", "StoreStage", "GapBound", "StoreFailures", "OneByOnePublish",
-                                           "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
+                                           "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
+                                           "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
