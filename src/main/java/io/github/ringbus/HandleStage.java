@@ -99,7 +99,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     private void serveReRuns() {
-        ReRunBarrier barrier = reRuns.barrier(segment);
+        ReRunBarrier<ReRuns.Request> barrier = reRuns.barrier(segment);
         ReRuns.Request request;
         while (barrier != null && (request = barrier.poll()) != null) {
             if (!request.start()) {

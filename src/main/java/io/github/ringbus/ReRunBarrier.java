@@ -18,12 +18,16 @@ import java.util.function.BooleanSupplier;
  * The alert is also how the Disruptor halts a processor. A request sets {@link #nudged} before it alerts, so an alert
  * with no nudge is a halt and goes through; and the alert cleared for a nudge is raised again once the bus stops
  * (the stop flag is set before the halt), so a halt that came with a nudge is not lost.
+ * <p>
+ * Knows nothing of what a request is ({@code R}: {@link ReRuns}'s own): {@link ReRuns} uses it, not the other way.
+ *
+ * @param <R> the requests it carries
  */
-final class ReRunBarrier implements SequenceBarrier {
+final class ReRunBarrier<R> implements SequenceBarrier {
 
     private final SequenceBarrier ring;
     private final BooleanSupplier stopping;
-    private final ConcurrentLinkedQueue<ReRuns.Request> requests = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<R> requests = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean nudged = new AtomicBoolean();
 
     ReRunBarrier(SequenceBarrier ring, BooleanSupplier stopping) {
@@ -32,14 +36,14 @@ final class ReRunBarrier implements SequenceBarrier {
     }
 
     /** Store thread: hands a request to the handler thread and wakes it. */
-    void post(ReRuns.Request request) {
+    void post(R request) {
         requests.add(request);
         nudged.set(true);
         ring.alert();
     }
 
     /** Handler thread: the next request, or null. */
-    ReRuns.Request poll() {
+    R poll() {
         return requests.poll();
     }
 

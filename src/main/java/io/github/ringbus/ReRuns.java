@@ -39,7 +39,7 @@ final class ReRuns {
     private static final Backoff FOR_RE_RUN = new Backoff(1_000, 100_000);
 
     private final boolean enabled;
-    private final ReRunBarrier[] barriers;
+    private final ReRunBarrier<Request>[] barriers;
     private volatile RingBuffer<CommandSlot> ring;
     private volatile boolean stopping;
 
@@ -49,7 +49,9 @@ final class ReRuns {
      */
     ReRuns(boolean enabled, int handlerThreads) {
         this.enabled = enabled;
-        this.barriers = new ReRunBarrier[handlerThreads];
+        @SuppressWarnings("unchecked") // an array of a generic type cannot be made otherwise
+        ReRunBarrier<Request>[] none = new ReRunBarrier[handlerThreads];
+        this.barriers = none;
     }
 
     /**
@@ -57,14 +59,14 @@ final class ReRuns {
      *
      * @return the barrier that thread waits on
      */
-    ReRunBarrier barrierFor(int segment, SequenceBarrier ringBarrier) {
-        ReRunBarrier barrier = new ReRunBarrier(ringBarrier, this::stopping);
+    ReRunBarrier<Request> barrierFor(int segment, SequenceBarrier ringBarrier) {
+        ReRunBarrier<Request> barrier = new ReRunBarrier<>(ringBarrier, this::stopping);
         barriers[segment] = barrier;
         return barrier;
     }
 
     /** @return the barrier of the handler thread of {@code segment}, or null before wiring */
-    ReRunBarrier barrier(int segment) {
+    ReRunBarrier<Request> barrier(int segment) {
         return barriers[segment];
     }
 
@@ -104,7 +106,7 @@ final class ReRuns {
         if (!enabled || stopping || holder == null || slot.builtOnGivenUpState() != holder || !slot.mayBeReRun()) {
             return false;
         }
-        ReRunBarrier barrier = barriers[slot.segment];
+        ReRunBarrier<Request> barrier = barriers[slot.segment];
         if (barrier == null) {
             return false;
         }

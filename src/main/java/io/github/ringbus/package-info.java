@@ -24,7 +24,8 @@
  *       stage ({@code PreloadStage}, {@code HandleStage} and {@code WholeCommandRunner}, {@code StoreStage},
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
  *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy}, {@code ReRuns} with its
- *       {@code ReRunBarrier} (commands built on events the store refused are handled again);</li>
+ *       {@code ReRunBarrier} (commands built on events the store refused are handled again), the store's recovery
+ *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
  *       aggregates in memory ({@code RingRepository}, {@code AggregateHolder}: who owns an aggregate at each moment,
  *       {@code AggregateCache}, {@code ColdReads}: missing aggregates read ahead of their commands), routes

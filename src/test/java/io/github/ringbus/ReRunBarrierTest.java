@@ -48,14 +48,14 @@ class ReRunBarrierTest {
         final CountDownLatch served = new CountDownLatch(1);
         final AtomicInteger timeouts = new AtomicInteger();
         volatile boolean stopping;
-        final ReRunBarrier barrier;
+        final ReRunBarrier<ReRuns.Request> barrier;
         final BatchEventProcessor<CommandSlot> processor;
         final Thread thread;
 
         IdleHandlerThread(Strategy strategy) {
             RingBuffer<CommandSlot> ring = RingBuffer.createMultiProducer(() -> new CommandSlot(null), 8,
                                                                           strategy.make.get());
-            barrier = new ReRunBarrier(ring.newBarrier(), () -> stopping);
+            barrier = new ReRunBarrier<>(ring.newBarrier(), () -> stopping);
             processor = new BatchEventProcessorBuilder().build(ring, barrier, this);
             ring.addGatingSequences(processor.getSequence());
             thread = new Thread(processor, "rerun-barrier-test-" + strategy);
