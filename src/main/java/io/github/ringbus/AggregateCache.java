@@ -11,13 +11,22 @@ import java.util.function.LongSupplier;
  * never reloads an aggregate from the store while events of it are on their way there; the cache may therefore hold
  * more than its bound for a moment, by at most the number of aggregates in flight (no more than the ring's size).
  * Not thread-safe: only the preload stage calls it.
+ *
+ * @param <H> what it holds: an aggregate's holder ({@link Entry}); it needs no more of it than its last slot
  */
-final class AggregateCache<T> {
+final class AggregateCache<H extends AggregateCache.Entry> {
+
+    /** What the cache needs of an entry to know whether it may be evicted. */
+    interface Entry {
+
+        /** @return the ring sequence of the last slot whose command uses the entry's aggregate */
+        long lastSlotSequence();
+    }
 
     /** How many of the least recently used entries one eviction pass looks at; bounds the cost of a miss. */
     private static final int EVICTION_SCAN = 64;
 
-    private final LinkedHashMap<String, AggregateHolder<T>> holders;
+    private final LinkedHashMap<String, H> holders;
     private final int maximumSize;
     private final LongSupplier completedSequence;
 
@@ -27,7 +36,7 @@ final class AggregateCache<T> {
         this.holders = new LinkedHashMap<>(Math.min(maximumSize, 1 << 16) * 4 / 3 + 1, 0.75f, true);
     }
 
-    AggregateHolder<T> get(String identifier) {
+    H get(String identifier) {
         return holders.get(identifier);
     }
 
@@ -36,7 +45,7 @@ final class AggregateCache<T> {
         return holders.containsKey(identifier);
     }
 
-    void put(String identifier, AggregateHolder<T> holder) {
+    void put(String identifier, H holder) {
         holders.put(identifier, holder);
         if (holders.size() > maximumSize) {
             evictSettled();
@@ -49,7 +58,7 @@ final class AggregateCache<T> {
 
     private void evictSettled() {
         long completed = completedSequence.getAsLong();
-        Iterator<AggregateHolder<T>> eldestFirst = holders.values().iterator();
+        Iterator<H> eldestFirst = holders.values().iterator();
         for (int scanned = 0; scanned < EVICTION_SCAN && holders.size() > maximumSize && eldestFirst.hasNext();
              scanned++) {
             if (eldestFirst.next().lastSlotSequence() <= completed) {

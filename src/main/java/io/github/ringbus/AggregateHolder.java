@@ -48,7 +48,7 @@ import java.util.function.Consumer;
  *
  * @param <T> the aggregate root type
  */
-final class AggregateHolder<T> {
+final class AggregateHolder<T> implements AggregateCache.Entry {
 
     private static final VarHandle STORED_SEQUENCE;
     private static final VarHandle POISONED_GENERATION;
@@ -63,7 +63,35 @@ final class AggregateHolder<T> {
         }
     }
 
-    private final RingRepository<T> repository;
+    /**
+     * What a holder needs of its aggregate type's repository ({@link RingRepository}): the holder's narrow view of it,
+     * so that the holder depends on no more than it uses.
+     */
+    interface Source<T> {
+
+        /**
+         * Reads the aggregate from the store, followed by the events handled but perhaps not yet stored; any thread.
+         *
+         * @return the aggregate, or null when the store has no event of it
+         */
+        EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
+                                               List<DomainEventMessage<?>> unstored) throws Exception;
+
+        /** @return how many times the bus was asked to read its aggregates from the store again; any thread */
+        long evictionEpoch();
+
+        /** @return the aggregate's type name as Axon puts it in its domain events */
+        String aggregateTypeName();
+
+        /** The checks Axon's repositories make when a command loads an aggregate; handle-stage thread. */
+        EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+                                                   Long expectedVersion);
+
+        /** Runs a command on an aggregate that exists; handle-stage thread. */
+        Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception;
+    }
+
+    private final Source<T> repository;
     private final AppliedEventSink sink = new AppliedEventSink();
     private final MessageHandler<CommandMessage<?>> commandHandler = this::handleInstanceCommand;
 
@@ -92,7 +120,7 @@ final class AggregateHolder<T> {
     @SuppressWarnings("unused")
     private int poisonedGeneration = -1;
 
-    AggregateHolder(RingRepository<T> repository, String identifier) {
+    AggregateHolder(Source<T> repository, String identifier) {
         this.repository = repository;
         this.identifier = identifier;
         this.evictionEpoch = repository == null ? 0 : repository.evictionEpoch();
@@ -108,7 +136,7 @@ final class AggregateHolder<T> {
     /**
      * @return the repository of the aggregate's type
      */
-    RingRepository<T> repository() {
+    Source<T> repository() {
         return repository;
     }
 
@@ -122,7 +150,8 @@ final class AggregateHolder<T> {
         this.lastSlotSequence = slotSequence;
     }
 
-    long lastSlotSequence() {
+    @Override
+    public long lastSlotSequence() {
         return lastSlotSequence;
     }
 

@@ -7,6 +7,7 @@ import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.MessageHandler;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.axonframework.modelling.command.Repository;
 import org.axonframework.monitoring.MessageMonitor;
 
 import java.lang.invoke.MethodHandles;
@@ -69,8 +70,11 @@ final class CommandSlot implements StageTimes {
 
     // --- written by the preload stage ------------------------------------------------------------------------------
     MessageHandler<? super CommandMessage<?>> handler;
-    /** The repository of the target aggregate, or null for a handler that is not an aggregate's. */
-    RingRepository<?> repository;
+    /**
+     * The repository of the target aggregate (a {@link RingRepository}), or null for a handler that is not an
+     * aggregate's. Compared, never called: Axon's type, so that the slot does not depend on the repository.
+     */
+    Repository<?> repository;
     /** The target aggregate, or null for a plain handler and for a creation command that names no target. */
     AggregateHolder<?> holder;
     int segment;

@@ -21,12 +21,27 @@ import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
  */
 final class MessageDelivery implements MessageHandler<CommandMessage<?>> {
 
-    private final RingRepository<?> repository;
+    /** Hands a message to an aggregate in memory, on the handler thread that owns it ({@code RingRepository}'s). */
+    @FunctionalInterface
+    interface Recipient {
+
+        /**
+         * @return what the aggregate's handler of the message returned
+         * @throws Exception what that handler threw
+         */
+        Object deliver(String identifier, Message<?> message) throws Exception;
+    }
+
+    private final Recipient recipient;
     private final String commandName;
 
-    MessageDelivery(RingRepository<?> repository) {
-        this.repository = repository;
-        this.commandName = "ringbus-deliver[" + repository.aggregateType().getName() + "]";
+    /**
+     * @param aggregateType the type of the aggregates the messages go to
+     * @param recipient     who hands each message to its aggregate (the repository: it knows the slot's holder)
+     */
+    MessageDelivery(Class<?> aggregateType, Recipient recipient) {
+        this.recipient = recipient;
+        this.commandName = "ringbus-deliver[" + aggregateType.getName() + "]";
     }
 
     /**
@@ -55,7 +70,7 @@ final class MessageDelivery implements MessageHandler<CommandMessage<?>> {
         if (!target.correlationData().isEmpty()) {
             CurrentUnitOfWork.get().registerCorrelationDataProvider(message -> target.correlationData());
         }
-        return repository.deliver(target.identifier(), target.message());
+        return recipient.deliver(target.identifier(), target.message());
     }
 
     /** What a delivery carries: the message, the identifier of the aggregate it is for, the sender's correlation. */

@@ -73,7 +73,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> the aggregate root type
  */
-final class RingRepository<T> implements Repository<T> {
+final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T> {
 
     private static final Logger logger = LoggerFactory.getLogger(RingRepository.class);
 
@@ -83,7 +83,7 @@ final class RingRepository<T> implements Repository<T> {
     private final EventStore eventStore;
     private final RepositoryProvider repositoryProvider;
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
-    private final AggregateCache<T> cache;
+    private final AggregateCache<AggregateHolder<T>> cache;
     /** The bus's requests to read its aggregates from the store again ({@link AggregateHolder#beginCommand}). */
     private final CacheEvictions evictions;
     /** The bus's threads that read missing aggregates ahead of the preload stage. */
@@ -165,7 +165,7 @@ final class RingRepository<T> implements Repository<T> {
         this.preloadTargetResolver = command -> command instanceof MessageDelivery.Command
                 ? new VersionedAggregateIdentifier(((MessageDelivery.Command) command).target(), null)
                 : this.targetResolver.resolveTarget(command);
-        this.delivery = new MessageDelivery(this);
+        this.delivery = new MessageDelivery(aggregateType(), this::deliver);
     }
 
     /**
@@ -230,7 +230,8 @@ final class RingRepository<T> implements Repository<T> {
     /**
      * @return the aggregate's type name as Axon puts it in its domain events ({@code DomainEventMessage.getType()})
      */
-    String aggregateTypeName() {
+    @Override
+    public String aggregateTypeName() {
         return model.type();
     }
 
@@ -381,7 +382,8 @@ final class RingRepository<T> implements Repository<T> {
     /**
      * @return how many times the bus was asked to read its aggregates from the store again; any thread
      */
-    long evictionEpoch() {
+    @Override
+    public long evictionEpoch() {
         return evictions.epoch();
     }
 
@@ -401,8 +403,9 @@ final class RingRepository<T> implements Repository<T> {
      *
      * @return the aggregate, or null when there is no event of it
      */
-    EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
-                                           List<DomainEventMessage<?>> unstored) throws Exception {
+    @Override
+    public EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
+                                                  List<DomainEventMessage<?>> unstored) throws Exception {
         if (readTransactions == NoTransactionManager.INSTANCE) {
             return read(identifier, holder, unstored);
         }
@@ -459,13 +462,16 @@ final class RingRepository<T> implements Repository<T> {
     }
 
     /** Runs a command on an aggregate that exists, on the handle stage's thread, as Axon's aggregate would. */
-    Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception {
+    @Override
+    public Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command)
+            throws Exception {
         return instanceCommands.handle(aggregate, command);
     }
 
     /** The checks Axon's repositories make when a command loads an aggregate. */
-    EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
-                                               Long expectedVersion) {
+    @Override
+    public EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+                                                      Long expectedVersion) {
         if (aggregate == null) {
             throw new AggregateNotFoundException(aggregateIdentifier,
                                                  "The aggregate was not found in the event store");

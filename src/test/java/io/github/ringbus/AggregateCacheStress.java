@@ -31,7 +31,7 @@ public final class AggregateCacheStress {
 
         /** The complete stage's sequence, as the Disruptor keeps it (release on set, acquire on get). */
         private final Sequence completed = new Sequence(-1);
-        private final AggregateCache<Object> cache = new AggregateCache<>(1, completed::get);
+        private final AggregateCache<AggregateHolder<Object>> cache = new AggregateCache<>(1, completed::get);
         /** Stands for slot 0's events in the store: written by the store stage before the slot completes. */
         private int storedEvents;
 

@@ -22,7 +22,7 @@ class AggregateCacheTest {
 
     @Test
     void beyondItsBoundTheLeastRecentlyUsedSettledAggregateIsEvicted() {
-        AggregateCache<Object> cache = new AggregateCache<>(2, completed::get);
+        AggregateCache<AggregateHolder<Object>> cache = new AggregateCache<>(2, completed::get);
         completed.set(100);
         cache.put("a", holderReferencedBy("a", 1));
         cache.put("b", holderReferencedBy("b", 2));
@@ -38,7 +38,7 @@ class AggregateCacheTest {
 
     @Test
     void anAggregateWithACommandStillInTheRingIsNeverEvicted() {
-        AggregateCache<Object> cache = new AggregateCache<>(1, completed::get);
+        AggregateCache<AggregateHolder<Object>> cache = new AggregateCache<>(1, completed::get);
         completed.set(5);
         cache.put("in-flight", holderReferencedBy("in-flight", 10));
 
@@ -50,7 +50,7 @@ class AggregateCacheTest {
 
     @Test
     void onceItsLastCommandCompletedTheAggregateMayBeEvicted() {
-        AggregateCache<Object> cache = new AggregateCache<>(1, completed::get);
+        AggregateCache<AggregateHolder<Object>> cache = new AggregateCache<>(1, completed::get);
         completed.set(5);
         cache.put("a", holderReferencedBy("a", 10));
         completed.set(10);
@@ -63,7 +63,7 @@ class AggregateCacheTest {
 
     @Test
     void theCacheHoldsMoreThanItsBoundWhileEveryAggregateHasACommandInFlight() {
-        AggregateCache<Object> cache = new AggregateCache<>(1, completed::get);
+        AggregateCache<AggregateHolder<Object>> cache = new AggregateCache<>(1, completed::get);
         cache.put("a", holderReferencedBy("a", 0));
         cache.put("b", holderReferencedBy("b", 1));
         cache.put("c", holderReferencedBy("c", 2));

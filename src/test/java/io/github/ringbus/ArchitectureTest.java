@@ -261,12 +261,10 @@ class ArchitectureTest {
      * taken off this list.
      */
     private static final Map<Set<String>, String> KNOTS = Map.of(
-            Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "AggregateCache",
-                   "MessageDelivery"),
-            "the slot refers to its aggregate's holder and its Unit of Work, and each refers back to the slot it "
-                    + "serves (the Unit of Work collects the slot's events, the holder reads back the events of its "
-                    + "slot not yet stored); the repository makes, caches and reads the holders and runs the "
-                    + "deliveries, and holders read their aggregate from it. To be cut by one type per thread role.");
+            Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder"),
+            "the slot and its parts: the slot refers to its aggregate's holder and its Unit of Work, and each refers "
+                    + "back to the slot it serves (the Unit of Work collects the slot's events; the holder reads "
+                    + "back, on a rebuild, the events of its current slot not yet stored)");
 
     @Test
     void theCoreHasNoDependencyLoopBeyondTheNamedKnots() {
