@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * misses an aggregate in its cache, it starts reading the other missing aggregates of the commands already in the
  * ring behind that one on these threads, so that a working set larger than the cache (or the first minutes after a
  * restart) is read from the store by several connections at once rather than one read after another on the preload
- * thread. See {@link RingRepository#readAhead}.
+ * thread. See {@link PreloadedAggregates#readAhead}.
  * <p>
  * The threads start with the first read and end after 30 s without one: an idle bus, or one whose aggregates are all
  * cached, runs none. A read runs user code (upcasters, the aggregate's event sourcing handlers) and may throw: the

@@ -168,7 +168,7 @@ final class NestedDispatch {
         try {
             // A command that may create its aggregate (constructor, ALWAYS, CREATE_IF_MISSING) gets a holder even
             // when the store has none: its handler creates the aggregate in it (RingRepository#newInstance).
-            holder = repository.preload(target, route.createsAggregate(), false, outer.sequence, null);
+            holder = repository.preloaded().preload(target, route.createsAggregate(), false, outer.sequence, null);
             if (holder == null) {
                 throw new AggregateNotFoundException(target, "The aggregate was not found in the event store");
             }

@@ -20,7 +20,7 @@ import java.util.function.LongFunction;
  * <p>
  * <b>Reads ahead.</b> When an aggregate is missing from the cache, before reading it the stage looks at the commands
  * of its batch behind this one (at most {@value #LOOK_AHEAD} of them) and starts reading, on the bus's
- * {@link ColdReads} threads, every other missing aggregate they need ({@link RingRepository#readAhead}); their
+ * {@link ColdReads} threads, every other missing aggregate they need ({@link PreloadedAggregates#readAhead}); their
  * commands then find the read done or under way. Reads not taken by the end of the batch are dropped. A bus whose
  * aggregates are all cached never looks ahead: the cost is paid on misses only.
  */
@@ -126,7 +126,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         String identifier = route.createsAggregate()
                 ? targetOrNull(targetResolver, command)
                 : targetResolver.resolveTarget(command).getIdentifier();
-        if (identifier != null && route.repository().readAhead(identifier)
+        if (identifier != null && route.repository().preloaded().readAhead(identifier)
                 && !readingAhead.contains(route.repository())) {
             readingAhead.add(route.repository());
         }
@@ -134,7 +134,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
 
     private void dropReadsAhead() {
         for (int i = 0; i < readingAhead.size(); i++) {
-            readingAhead.get(i).discardReadsAhead();
+            readingAhead.get(i).preloaded().discardReadsAhead();
         }
         readingAhead.clear();
     }
@@ -177,7 +177,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             slot.segment = segmentOfSequence(sequence);
             return;
         }
-        AggregateHolder<?> holder = route.repository().preload(
+        AggregateHolder<?> holder = route.repository().preloaded().preload(
                 identifier, route.createsAggregate(), route.createsWithoutRead(), sequence, lookAhead);
         if (holder == null) {
             slot.failureBeforeHandler = new AggregateNotFoundException(

@@ -37,15 +37,11 @@ import org.axonframework.modelling.command.RepositoryProvider;
 import org.axonframework.modelling.command.VersionedAggregateIdentifier;
 import org.axonframework.modelling.command.inspection.AggregateModel;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -83,20 +79,12 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     private final EventStore eventStore;
     private final RepositoryProvider repositoryProvider;
     private final SnapshotTriggerDefinition snapshotTriggerDefinition;
-    private final AggregateCache<AggregateHolder<T>> cache;
+    /** The preload stage's part: the cache and the reads ahead (its thread only). */
+    private final PreloadedAggregates<T> preloaded;
     /** The bus's requests to read its aggregates from the store again ({@link AggregateHolder#beginCommand}). */
     private final CacheEvictions evictions;
-    /** The bus's threads that read missing aggregates ahead of the preload stage. */
-    private final ColdReads coldReads;
     /** The transactions each read of an aggregate runs in (the bus's transaction manager). */
     private final TransactionManager readTransactions;
-    /**
-     * Aggregates missing from the cache whose read from the store runs ahead of their command ({@link #readAhead}),
-     * by identifier; preload-stage thread only, emptied at the end of each of its batches.
-     */
-    private final HashMap<String, ReadAhead<T>> readsAhead = new HashMap<>();
-    /** The aggregate {@link #preload} is about to read itself while the preload stage looks ahead; or null. */
-    private String readingHere;
     private final Map<String, Boolean> createsAggregateByCommandName;
     /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
     private final Set<String> createdWithoutRead;
@@ -153,9 +141,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         this.eventStore = Objects.requireNonNull(eventStore, "eventStore");
         this.repositoryProvider = repositoryProvider;
         this.snapshotTriggerDefinition = Objects.requireNonNull(snapshotTriggerDefinition, "snapshotTriggerDefinition");
-        this.cache = new AggregateCache<>(cacheSize, completedSequence);
         this.evictions = evictions;
-        this.coldReads = Objects.requireNonNull(coldReads, "coldReads");
         this.readTransactions = Objects.requireNonNull(readTransactions, "readTransactions");
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
         this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
@@ -166,6 +152,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                 ? new VersionedAggregateIdentifier(((MessageDelivery.Command) command).target(), null)
                 : this.targetResolver.resolveTarget(command);
         this.delivery = new MessageDelivery(aggregateType(), this::deliver);
+        this.preloaded = new PreloadedAggregates<>(this, cacheSize, completedSequence, coldReads);
     }
 
     /**
@@ -244,139 +231,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     // --- preload stage ---------------------------------------------------------------------------------------------
 
-    /**
-     * The one thread that preloads (the preload stage's; on {@link Topology#COMPACT} the one handler thread, which
-     * also runs the commands it waits for in place): set by its first call, and checked by {@code assert}, so only
-     * with assertions on (the tests), at no cost in production. Holds "preload-stage thread only".
-     */
-    private final java.util.concurrent.atomic.AtomicReference<Thread> preloadingThread =
-            new java.util.concurrent.atomic.AtomicReference<>();
-
-    private boolean onThePreloadingThread() {
-        Thread current = Thread.currentThread();
-        return preloadingThread.compareAndSet(null, current) || preloadingThread.get() == current;
-    }
-
-    private String preloadedElsewhere(String method) {
-        return "RingRepository." + method + " is for the preload stage's thread only [" + preloadingThread.get()
-                + "], but ran on [" + Thread.currentThread() + "]";
-    }
-
-    /**
-     * Puts the aggregate with the given identifier in memory for the command in ring slot {@code slotSequence}: from
-     * the cache, or read from the event store on a miss. Preload-stage thread only.
-     *
-     * @param identifier   the command's target aggregate identifier
-     * @param creates      whether the command may create the aggregate
-     * @param withoutRead  whether the command always creates the aggregate and the store refuses a second creation
-     *                     ({@link #createsWithoutRead}): then a miss reads nothing
-     * @param slotSequence the ring sequence of the command's slot
-     * @param onMiss       run before this thread reads a missing aggregate itself (the preload stage then starts
-     *                     reading the missing aggregates of the commands behind this one, {@link #readAhead}); may
-     *                     be null
-     * @return the holder, or null when the aggregate does not exist and the command cannot create it
-     * @throws Exception when the event store cannot be read
-     */
-    AggregateHolder<T> preload(String identifier, boolean creates, boolean withoutRead, long slotSequence,
-                               Runnable onMiss) throws Exception {
-        assert onThePreloadingThread() : preloadedElsewhere("preload");
-        AggregateHolder<T> holder = cache.get(identifier);
-        if (holder == null) {
-            // Whatever enters the cache takes the read ahead of it, if any, or drops it: a read ahead is used only
-            // by the first holder of its aggregate since it started, so no command of that aggregate can have been
-            // handled (and stored) after the read began.
-            ReadAhead<T> ahead = readsAhead.isEmpty() ? null : readsAhead.remove(identifier);
-            if (withoutRead) {
-                holder = new AggregateHolder<>(this, identifier);
-                holder.loaded(null);
-            } else if (ahead != null) {
-                holder = ahead.holder();
-                holder.loaded(ahead.await());
-            } else {
-                if (onMiss != null) {
-                    readingHere = identifier; // not read ahead as well
-                    try {
-                        onMiss.run();
-                    } finally {
-                        readingHere = null;
-                    }
-                }
-                holder = new AggregateHolder<>(this, identifier);
-                holder.loaded(readFromStore(identifier, holder, List.of()));
-            }
-            if (holder.aggregate() == null && !creates) {
-                return null;
-            }
-            // Referenced before it is cached: the cache never drops a holder whose command is still in the ring, and
-            // one put while every older holder is in flight would otherwise be dropped at once (its next command
-            // would then read the store before this one's events are there).
-            holder.referencedBy(slotSequence);
-            cache.put(identifier, holder);
-            return holder;
-        }
-        holder.referencedBy(slotSequence);
-        return holder;
-    }
-
-    /**
-     * Starts reading from the store, on the bus's {@link ColdReads} threads, an aggregate that a command behind the
-     * one being preloaded needs and that is not in the cache; {@link #preload} takes the result when that command
-     * comes. Preload-stage thread only. Safe because the aggregate is missing from the cache: every command of it
-     * that came before is complete (the cache never drops an aggregate with a command in the ring), so the store
-     * holds all this node will ever store of it until a holder of it enters the cache again, which takes this read
-     * or drops it.
-     *
-     * @param identifier the aggregate's identifier
-     * @return true when a read was started; false when the aggregate is cached, already being read (ahead, or by
-     * the miss that looks ahead), or reads ahead are off
-     */
-    boolean readAhead(String identifier) {
-        assert onThePreloadingThread() : preloadedElsewhere("readAhead");
-        if (!coldReads.enabled() || cache.contains(identifier) || readsAhead.containsKey(identifier)
-                || identifier.equals(readingHere)) {
-            return false;
-        }
-        AggregateHolder<T> holder = new AggregateHolder<>(this, identifier);
-        CompletableFuture<EventSourcedAggregate<T>> read;
-        try {
-            read = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return readFromStore(identifier, holder, List.of());
-                } catch (Exception e) {
-                    throw new CompletionException(e);
-                }
-            }, coldReads.executor());
-        } catch (RejectedExecutionException closed) {
-            return false; // the bus is shutting down: its command reads for itself, if it still runs
-        }
-        readsAhead.put(identifier, new ReadAhead<>(holder, read));
-        return true;
-    }
-
-    /**
-     * Drops the reads ahead that no command took (their aggregate entered the cache another way first, or their
-     * command failed before it reached it); a read still running finishes unused. Preload-stage thread, at the end
-     * of each of its batches.
-     */
-    void discardReadsAhead() {
-        readsAhead.clear();
-    }
-
-    /** An aggregate's holder and the read of its events, started ahead of its command. */
-    private record ReadAhead<T>(AggregateHolder<T> holder, CompletableFuture<EventSourcedAggregate<T>> read) {
-
-        /** Waits for the read (not interruptibly, as a read on this thread would) and returns its result. */
-        EventSourcedAggregate<T> await() throws Exception {
-            try {
-                return read.join();
-            } catch (CompletionException failed) {
-                Throwable cause = failed.getCause() == null ? failed : failed.getCause();
-                if (cause instanceof Exception exception) {
-                    throw exception;
-                }
-                throw (Error) cause;
-            }
-        }
+    /** @return this type's aggregates in memory and their reads ahead: the preload stage's part, its thread only */
+    PreloadedAggregates<T> preloaded() {
+        return preloaded;
     }
 
     /**
@@ -387,12 +244,6 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         return evictions.epoch();
     }
 
-    /**
-     * @return how many aggregates of this type are in memory
-     */
-    int cachedAggregates() {
-        return cache.size();
-    }
 
     /**
      * Reads the aggregate's events from the store, followed by the given events that are handled but perhaps not yet

@@ -27,8 +27,9 @@
  *       {@code ReRunBarrier} (commands built on events the store refused are handled again), the store's recovery
  *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
- *       aggregates in memory ({@code RingRepository}, {@code AggregateHolder}: who owns an aggregate at each moment,
- *       {@code AggregateCache}, {@code ColdReads}: missing aggregates read ahead of their commands), routes
+ *       aggregates in memory ({@code RingRepository}, Axon's repository for the handler code;
+ *       {@code PreloadedAggregates}, the preload thread's part of it: {@code AggregateCache} and the reads ahead of
+ *       missing aggregates on {@code ColdReads}; {@code AggregateHolder}: who owns an aggregate at each moment), routes
  *       ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
  *   <li><b>the adapters</b> of what Axon does not make public: {@code AxonInternals}, {@code AggregateConfigurerSettings},
  *       off-pipeline snapshots; and of Axon Server's error codes ({@code AxonServerFailures});</li>

@@ -53,7 +53,7 @@ class AggregateHolderTest {
     @Test
     void withoutAPoisonTheNextCommandKeepsItsGenerationAndTheAggregateInMemory() throws Exception {
         stored(0, new Opened("a"));
-        AggregateHolder<Account> holder = repository.preload("a", false, false, 0, null);
+        AggregateHolder<Account> holder = repository.preloaded().preload("a", false, false, 0, null);
         CommandSlot slot = new CommandSlot(store);
         assertThat(holder.beginCommand(slot)).isEqualTo(0);
         stored(1, new Deposited("a", 10)); // written behind the holder's back: it must not be read
@@ -65,7 +65,7 @@ class AggregateHolderTest {
     @Test
     void afterAPoisonTheNextCommandStartsANewGenerationFromTheStoredState() throws Exception {
         stored(0, new Opened("a"));
-        AggregateHolder<Account> holder = repository.preload("a", false, false, 0, null);
+        AggregateHolder<Account> holder = repository.preloaded().preload("a", false, false, 0, null);
         CommandSlot slot = new CommandSlot(store);
         assertThat(holder.beginCommand(slot)).isEqualTo(0);
         stored(1, new Deposited("a", 10));

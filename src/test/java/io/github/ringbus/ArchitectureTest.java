@@ -200,7 +200,8 @@ class ArchitectureTest {
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
-        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "ColdReads",
+        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
+                                            "PreloadedAggregates", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
                                             "PipelineThreads"));

@@ -39,11 +39,11 @@ class PreloadingThreadTest {
     void aSecondThreadThatPreloadsFailsNamingBothThreads() throws Exception {
         RingCommandBus bus = RingCommandBus.builder().eventStore(store).build();
         RingRepository<Account> repository = (RingRepository<Account>) bus.registerAggregate(Account.class);
-        repository.preload("first", true, false, 0, null);
+        repository.preloaded().preload("first", true, false, 0, null);
 
         CompletableFuture<Object> elsewhere = CompletableFuture.supplyAsync(() -> {
             try {
-                return repository.preload("second", true, false, 1, null);
+                return repository.preloaded().preload("second", true, false, 1, null);
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
