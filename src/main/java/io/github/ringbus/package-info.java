@@ -57,9 +57,11 @@
  * later ones, so the ring's sequences give every hand-off its memory ordering and the fields are plain. A later stage
  * that must change an earlier stage's field (a stage guard recording a failure, a re-run resetting what the handler
  * wrote, the store stage isolating a refused batch) does so through a method of the slot named for it, while that
- * stage holds the slot. One decision is not ordered by the ring: who completes a command, taken by a compare-and-set,
- * because at shutdown the thread that completes what the halted stages left may meet a stage thread that user code
- * still holds (see {@code CommandSlot}).
+ * stage holds the slot. The slot's events are one list changed in place, on the handler thread only (the handle
+ * stage, the slot's Unit of Work, the aggregate's holder, a command run in place), and read by the store and publish
+ * stages after it ({@code ArchitectureTest} names each class that touches them). One decision is not ordered by the
+ * ring: who completes a command, taken by a compare-and-set, because at shutdown the thread that completes what the
+ * halted stages left may meet a stage thread that user code still holds (see {@code CommandSlot}).
  * <p>
  * Handle stages: {@code n} instances run side by side over every slot, each handling only the slots whose segment
  * (the hash of the target aggregate's identifier) is its own, so one aggregate's commands run on one thread in ring

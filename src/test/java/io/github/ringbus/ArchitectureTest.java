@@ -187,6 +187,30 @@ class ArchitectureTest {
         assertThat(strayWrites).as("writes to the slot's fields by a class that does not own them").isEmpty();
     }
 
+    /**
+     * The slot's events are one list, never assigned, changed in place: who may touch it, and how. Written on the
+     * handler thread only, while the handle stage holds the slot (the sequence it publishes orders them before the
+     * later stages' reads); read by the store and publish stages after it.
+     */
+    private static final Map<String, String> SLOT_EVENTS_TOUCHED_BY = Map.of(
+            "HandleStage", "handler thread: clears it for a command (and a re-run), adds the intercepted events",
+            "SlotUnitOfWork", "handler thread: adds the events published on the event store, takes back one removed",
+            "AggregateHolder", "handler thread: its sink adds the events the aggregate applies; a rebuild reads them",
+            "NestedDispatch", "handler thread: takes back from the outer slot's events what a failed command run in "
+                    + "place added",
+            "StoreStage", "store thread: reads them to append them, after the handle stage",
+            "PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle stage");
+
+    @Test
+    void theSlotsEventsAreTouchedOnlyByTheClassesNamedForThem() {
+        Set<String> touching = new TreeSet<>();
+        for (JavaFieldAccess access : MAIN.get(CommandSlot.class).getField("events").getAccessesToSelf()) {
+            touching.add(outermost(access.getOriginOwner()).getSimpleName());
+        }
+        touching.remove("CommandSlot");
+        assertThat(touching).as("classes that touch the slot's events").isEqualTo(SLOT_EVENTS_TOUCHED_BY.keySet());
+    }
+
     /** The core package's layers, top to bottom (package-info.java reads in this order). */
     private static final Map<String, Set<String>> CORE_LAYERS = new java.util.LinkedHashMap<>();
 
