@@ -253,6 +253,26 @@ class ArchitectureTest {
                           .isEqualTo(core);
     }
 
+    /** A row of docs/design.md's table of the core: its layer, then its class. */
+    private static final java.util.regex.Pattern CORE_TABLE_ROW =
+            java.util.regex.Pattern.compile("(?m)^\\| ([A-Za-z ]+) \\| `([A-Za-z]+)` \\|");
+
+    @Test
+    void designMdNamesEveryClassOfTheCoreInItsLayer() throws java.io.IOException {
+        String design = java.nio.file.Files.readString(java.nio.file.Path.of("docs/design.md"));
+        int start = design.indexOf("## The core, file by file");
+        assertThat(start).as("docs/design.md has its section \"The core, file by file\"").isNotNegative();
+        int end = design.indexOf("\n## ", start + 1);
+        Map<String, String> documented = new java.util.TreeMap<>();
+        java.util.regex.Matcher row = CORE_TABLE_ROW.matcher(design.substring(start, end < 0 ? design.length() : end));
+        while (row.find()) {
+            documented.put(row.group(2), row.group(1));
+        }
+        Map<String, String> layers = new java.util.TreeMap<>();
+        CORE_LAYERS.forEach((layer, members) -> members.forEach(member -> layers.put(member, layer)));
+        assertThat(documented).as("docs/design.md's table of the core: class -> layer").isEqualTo(layers);
+    }
+
     /**
      * Each layer of the core package uses only the layers below it: the bus (and its Axon configuration support)
      * over the front door (admission, lifecycle, nested dispatch), over the pipeline (the ring, its stages and
