@@ -9,8 +9,6 @@ import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.MessageHandler;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,18 +48,6 @@ import java.util.function.Consumer;
  */
 final class AggregateHolder<T> implements AggregateCache.Entry {
 
-    private static final VarHandle STORED_SEQUENCE;
-    private static final VarHandle POISONED_GENERATION;
-
-    static {
-        try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            STORED_SEQUENCE = lookup.findVarHandle(AggregateHolder.class, "storedSequenceNumber", long.class);
-            POISONED_GENERATION = lookup.findVarHandle(AggregateHolder.class, "poisonedGeneration", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     /**
      * What a holder needs of its aggregate type's repository ({@link RingRepository}): the holder's narrow view of it,
@@ -114,11 +100,8 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     // --- preload-stage thread --------------------------------------------------------------------------------------
     private long lastSlotSequence = -1;
 
-    // --- written by the store stage, read by the handle stage (through the VarHandles above) -----------------------
-    @SuppressWarnings("unused")
-    private long storedSequenceNumber = -1;
-    @SuppressWarnings("unused")
-    private int poisonedGeneration = -1;
+    // --- written by the store stage, read by the handle stage: a type of its own ------------------------------------
+    private final StoreMarks marks = new StoreMarks();
 
     AggregateHolder(Source<T> repository, String identifier) {
         this.repository = repository;
@@ -388,7 +371,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return the highest generation given up so far, or -1
      */
     int poisonedGeneration() {
-        return (int) POISONED_GENERATION.getAcquire(this);
+        return marks.poisonedGeneration();
     }
 
     /**
@@ -398,7 +381,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return the sequence number of this aggregate's last event known to be stored, or -1
      */
     long storedSequenceNumber() {
-        return (long) STORED_SEQUENCE.getAcquire(this);
+        return marks.storedSequenceNumber();
     }
 
     /**
@@ -411,12 +394,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @param generation the generation to give up
      */
     void poison(int generation) {
-        int current;
-        while (generation > (current = (int) POISONED_GENERATION.getAcquire(this))) {
-            if (POISONED_GENERATION.compareAndSet(this, current, generation)) {
-                return;
-            }
-        }
+        marks.poison(generation);
     }
 
     /**
@@ -440,7 +418,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * Release semantics: a plain store on x86, no fence on the store stage's path.
      */
     void storedUpTo(long sequenceNumber) {
-        STORED_SEQUENCE.setRelease(this, sequenceNumber);
+        marks.storedUpTo(sequenceNumber);
     }
 
     /**

@@ -225,7 +225,7 @@ class ArchitectureTest {
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
-                                            "PreloadedAggregates", "ColdReads",
+                                            "PreloadedAggregates", "StoreMarks", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
                                             "PipelineThreads"));
