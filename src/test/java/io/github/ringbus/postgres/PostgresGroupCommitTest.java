@@ -54,7 +54,8 @@ class PostgresGroupCommitTest extends OnPostgres {
 
     /**
      * Axon's JDBC engine reads the snapshot and then the events (in batches), each in a transaction of its own when
-     * none is under way; ringbus runs the whole read in one: one connection taken, one commit.
+     * none is under way; ringbus runs the whole read in one transaction of its read transaction manager (by default
+     * its transaction manager): one connection taken, one commit.
      */
     @Test
     void aMissingAggregateIsReadInOneTransaction() {
@@ -65,8 +66,8 @@ class PostgresGroupCommitTest extends OnPostgres {
             }
         }
 
-        try (PostgresRing second = new PostgresRing(server, null, b -> b.topology(Topology.COMPACT)
-                                                                         .handlerThreads(1))) {
+        try (PostgresRing second = PostgresRing.readingInTransactions(
+                server, b -> b.topology(Topology.COMPACT).handlerThreads(1))) {
             second.connectionsTaken.clear();
             assertThat(second.sendAndWait(new Deposit("one-read", 1)).getPayload()).isEqualTo(151L);
 
@@ -91,8 +92,8 @@ class PostgresGroupCommitTest extends OnPostgres {
             }
         }
 
-        try (PostgresRing second = PostgresRing.readingInAutoCommit(
-                server, b -> b.topology(Topology.COMPACT).handlerThreads(1))) {
+        try (PostgresRing second = new PostgresRing(server, null, b -> b.topology(Topology.COMPACT)
+                                                                         .handlerThreads(1))) {
             second.connectionsTaken.clear();
             assertThat(second.sendAndWait(new Deposit("no-commit-read", 1)).getPayload()).isEqualTo(151L);
 

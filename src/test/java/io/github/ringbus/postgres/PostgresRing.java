@@ -28,8 +28,9 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 
 /**
  * A started ringbus with {@link Account} on Axon's {@link JdbcEventStorageEngine} over a connection pool of the given
- * server, group-committing through a {@link JdbcTransactionManager}. It counts the store stage's transactions and
- * records every batch the store stage appended.
+ * server, group-committing through a {@link JdbcTransactionManager} and reading its aggregates in its
+ * {@link JdbcTransactionManager#autoCommitReads()}, as docs/postgres.md sets it up. It counts the store stage's
+ * transactions and records every batch the store stage appended.
  */
 final class PostgresRing implements AutoCloseable {
 
@@ -59,15 +60,16 @@ final class PostgresRing implements AutoCloseable {
 
     PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
                  UnaryOperator<RingCommandBus.Builder> settings) {
-        this(server, hook, serializer, settings, false);
+        this(server, hook, serializer, settings, true);
     }
 
     /**
-     * A ring whose bus reads its aggregates in {@link JdbcTransactionManager#autoCommitReads()}, as docs/postgres.md
-     * sets it up (the others read in transactions of {@link #storeTransactions}).
+     * A ring whose bus reads its aggregates in transactions of {@link #storeTransactions}, the bus's default when no
+     * {@code readTransactionManager} is given (the others read in {@link JdbcTransactionManager#autoCommitReads()},
+     * as docs/postgres.md sets it up).
      */
-    static PostgresRing readingInAutoCommit(PostgresServer server, UnaryOperator<RingCommandBus.Builder> settings) {
-        return new PostgresRing(server, null, PostgresServer.SERIALIZER, settings, true);
+    static PostgresRing readingInTransactions(PostgresServer server, UnaryOperator<RingCommandBus.Builder> settings) {
+        return new PostgresRing(server, null, PostgresServer.SERIALIZER, settings, false);
     }
 
     private PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
