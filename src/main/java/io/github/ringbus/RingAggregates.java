@@ -35,7 +35,7 @@ final class RingAggregates {
     private final int cacheSize;
     /** The bus's threads reading missing aggregates ahead of the preload stage. */
     private final ColdReads coldReads;
-    /** The bus's transaction manager: each read of an aggregate runs in one transaction of it. */
+    /** The bus's read transaction manager: each read of an aggregate runs in one transaction of it. */
     private final TransactionManager readTransactions;
     private final LongSupplier completedSequence;
     /** The bus's requests to drop its cached aggregates. */

@@ -83,7 +83,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     private final PreloadedAggregates<T> preloaded;
     /** The bus's requests to read its aggregates from the store again ({@link AggregateHolder#beginCommand}). */
     private final CacheEvictions evictions;
-    /** The transactions each read of an aggregate runs in (the bus's transaction manager). */
+    /** The transactions each read of an aggregate runs in (the bus's {@code readTransactionManager}). */
     private final TransactionManager readTransactions;
     private final Map<String, Boolean> createsAggregateByCommandName;
     /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
@@ -122,7 +122,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     /**
      * As the constructor above, with the bus's eviction requests ({@link RingCommandBus#evictCachedAggregates()}),
-     * its threads for reads ahead and its transaction manager (each read of an aggregate runs in a transaction of it).
+     * its threads for reads ahead and its read transaction manager (each read of an aggregate runs in a transaction of
+     * it).
      */
     RingRepository(AggregateModel<T> model,
                    AggregateFactory<T> aggregateFactory,
@@ -248,8 +249,10 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     /**
      * Reads the aggregate's events from the store, followed by the given events that are handled but perhaps not yet
      * stored (events the store already returned are skipped by sequence number). The whole read (snapshot look-up and
-     * every batch of events) runs in one transaction of the bus's transaction manager: Axon's JDBC and JPA engines
-     * otherwise run each of those steps in a transaction of its own (a connection taken and committed each time).
+     * every batch of events) runs in one transaction of the bus's read transaction manager: Axon's JDBC and JPA
+     * engines otherwise run each of those steps in a transaction of its own (a connection taken and committed each
+     * time); in {@code JdbcTransactionManager.autoCommitReads()} that one transaction is one connection without a
+     * {@code COMMIT}.
      * Any thread; nothing of this repository's state is written.
      *
      * @return the aggregate, or null when there is no event of it

@@ -52,6 +52,16 @@ class PostgresGroupCommitTest extends OnPostgres {
         assertThat(PostgresRing.storedDeposits(server, "cold")).containsExactly(5L, 7L, 1L);
     }
 
+    /** Opens the account and deposits 150 times: more events than one batch of the engine's reads (100). */
+    private static void storeAccountWith151Events(String account) {
+        try (PostgresRing first = new PostgresRing(server)) {
+            first.sendAndWait(new Open(account));
+            for (int i = 1; i <= 150; i++) {
+                first.sendAndWait(new Deposit(account, 1));
+            }
+        }
+    }
+
     /**
      * Axon's JDBC engine reads the snapshot and then the events (in batches), each in a transaction of its own when
      * none is under way; ringbus runs the whole read in one transaction of its read transaction manager (by default
@@ -59,12 +69,7 @@ class PostgresGroupCommitTest extends OnPostgres {
      */
     @Test
     void aMissingAggregateIsReadInOneTransaction() {
-        try (PostgresRing first = new PostgresRing(server)) {
-            first.sendAndWait(new Open("one-read"));
-            for (int i = 1; i <= 150; i++) { // more events than one batch of the engine's (100)
-                first.sendAndWait(new Deposit("one-read", 1));
-            }
-        }
+        storeAccountWith151Events("one-read");
 
         try (PostgresRing second = PostgresRing.readingInTransactions(
                 server, b -> b.topology(Topology.COMPACT).handlerThreads(1))) {
@@ -85,12 +90,7 @@ class PostgresGroupCommitTest extends OnPostgres {
      */
     @Test
     void aMissingAggregateIsReadOnOneConnectionWithoutACommitInAutoCommitReads() {
-        try (PostgresRing first = new PostgresRing(server)) {
-            first.sendAndWait(new Open("no-commit-read"));
-            for (int i = 1; i <= 150; i++) { // more events than one batch of the engine's (100)
-                first.sendAndWait(new Deposit("no-commit-read", 1));
-            }
-        }
+        storeAccountWith151Events("no-commit-read");
 
         try (PostgresRing second = new PostgresRing(server, null, b -> b.topology(Topology.COMPACT)
                                                                          .handlerThreads(1))) {
