@@ -46,6 +46,8 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final WholeCommandRunner wholeCommands;
     /** The number of store shards, to tell each slot which store thread takes it on ({@link CommandSlot#storeShard}). */
     private final int storeShards;
+    /** Which commands may run again (the bus's one policy): a re-run skips the others. */
+    private final StoreRecovery recovery;
     /** Where store threads ask this thread to run commands again ({@link ReRuns}). */
     private final ReRuns reRuns;
     /** The sequence of the last slot this thread passed (its own or not); -1 before the first. */
@@ -58,8 +60,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 CommandBusSpanFactory spanFactory,
                 boolean timed,
                 TransactionManager transactionManager,
+                StoreRecovery recovery,
                 ReRuns reRuns) {
         this.segment = segment;
+        this.recovery = recovery;
         this.reRuns = reRuns;
         this.storeShards = storeShards;
         this.interceptors = interceptors;
@@ -121,14 +125,14 @@ final class HandleStage implements EventHandler<CommandSlot> {
     /**
      * Reads the aggregate from the store (which holds every command of it before {@code from} that will ever be
      * stored) and handles again, in ring order, each of its commands from {@code from} to the last slot this thread
-     * passed, in its own slot, in a new generation. One that may not be run again ({@link CommandSlot#mayBeReRun})
+     * passed, in its own slot, in a new generation. One that may not be run again ({@link StoreRecovery#mayRunAgain})
      * keeps its old generation, given up here, so that the store fails it; the later ones run without it.
      */
     private boolean reRun(AggregateHolder<?> holder, long from) throws Exception {
         holder.restartFromStore();
         for (long sequence = from; sequence <= lastPassed; sequence++) {
             CommandSlot slot = reRuns.slot(sequence);
-            if (slot.segment != segment || slot.holder != holder || !slot.mayBeReRun()) {
+            if (slot.segment != segment || slot.holder != holder || !recovery.mayRunAgain(slot)) {
                 continue;
             }
             if (slot.failureBeforeHandler != null) {

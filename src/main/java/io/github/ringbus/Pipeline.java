@@ -63,7 +63,9 @@ final class Pipeline implements RingStages {
     private final EventHandler<CommandSlot> storeStage;
     /** The threads that append events or hand them to subscribers: while one runs, a command may still be stored. */
     private final List<String> storingThreadNames;
-    /** Runs again the commands handled on top of events the store refused (see ReRuns). */
+    /** What becomes of refused appends, and which commands are handled again (one per bus, from the facts). */
+    private final StoreRecovery recovery;
+    /** Hands the commands the policy lets run again back to their handler thread (see ReRuns). */
     private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
     private final long stageEndGraceNanos;
@@ -101,9 +103,10 @@ final class Pipeline implements RingStages {
         LeftInterrupts leftInterrupts = new LeftInterrupts();
         // Every stage runs inside a StageGuard: the Disruptor's processor then never sees a stage fail, and an
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
-        // Commands handled on top of events the store refuses are run again, unless a publish stage runs beside
-        // the store (StagePlan.Facts).
-        this.reRuns = new ReRuns(facts.reRunsAllowed(), settings.handlerThreads());
+        // Commands handled on top of events the store refuses are run again where the policy lets them; never when a
+        // publish stage runs beside the store (StagePlan.Facts).
+        this.recovery = new StoreRecovery(facts.reRunsAllowed());
+        this.reRuns = new ReRuns(settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed, reRuns::slot,
                                             settings.readAheadThreads() > 0), leftInterrupts);
@@ -113,7 +116,7 @@ final class Pipeline implements RingStages {
                     "handle-" + segment, new HandleStage(segment, storeShards, handlerInterceptors,
                                                          settings.rollbackConfiguration(), splitStore,
                                                          settings.spanFactory(), timed,
-                                                         settings.transactionManager(), reRuns),
+                                                         settings.transactionManager(), recovery, reRuns),
                     leftInterrupts), reRuns, segment));
         }
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
@@ -201,7 +204,7 @@ final class Pipeline implements RingStages {
                                             LeftInterrupts leftInterrupts, GapBound gapBound, int shard) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts, reRuns, gapBound, shard);
+                              leftInterrupts, recovery, reRuns, gapBound, shard);
     }
 
     /** Starts the stage threads. */

@@ -23,13 +23,11 @@ import java.lang.invoke.VarHandle;
  * stores them as any other command. A command that is not run again (below) stays in the given-up generation and
  * fails as before; the commands after it are run without it, as if it had failed on its own.
  * <p>
- * <b>Not run again</b> (each fails with the store's "handled on top of events ... that failed to be stored"):
- * a command whose handler sent commands (they went out already and would go out twice) or marked its Unit of Work
- * {@link RunOnce}, whose Unit of Work ran
- * prepare-commit handlers (a deadline scheduled, say: their effects happened), that ran another aggregate's command
- * in place, that was run again {@link CommandSlot#MOST_RE_RUNS} times already; and every command when a separate publish stage
- * runs side by side with the store ({@link PublishMode#PARALLEL} on the {@link Topology#FULL} topology with one
- * store thread), which may already have handed its events to subscribers, or when the bus shuts down.
+ * <b>Not run again</b> (each fails with the store's "handled on top of events ... that failed to be stored"): what
+ * {@link StoreRecovery#mayRunAgain} refuses (a command whose run had effects a second run would repeat, or any
+ * command where a publish stage runs beside the store), asked by the store thread before it asks here and by the
+ * handler thread for each later command of the aggregate; and every command once the bus shuts down. This class is
+ * the hand-back only: it decides nothing of its own.
  * <p>
  * Thread-safe: store threads call {@link #reRunFrom}, handler threads serve requests through their
  * {@link ReRunBarrier}. One per bus; the barriers are registered while the stages are wired, before any thread runs.
@@ -38,17 +36,12 @@ final class ReRuns {
 
     private static final Backoff FOR_RE_RUN = new Backoff(1_000, 100_000);
 
-    private final boolean enabled;
     private final ReRunBarrier<Request>[] barriers;
     private volatile RingBuffer<CommandSlot> ring;
     private volatile boolean stopping;
 
-    /**
-     * @param enabled        false when commands must never be run again (a publish stage beside the store)
-     * @param handlerThreads the number of handler threads (segments)
-     */
-    ReRuns(boolean enabled, int handlerThreads) {
-        this.enabled = enabled;
+    /** @param handlerThreads the number of handler threads (segments) */
+    ReRuns(int handlerThreads) {
         @SuppressWarnings("unchecked") // an array of a generic type cannot be made otherwise
         ReRunBarrier<Request>[] none = new ReRunBarrier[handlerThreads];
         this.barriers = none;
@@ -79,11 +72,6 @@ final class ReRuns {
         return ring.get(sequence);
     }
 
-    /** @return false when no command is ever run again on this bus (a publish stage beside the store) */
-    boolean enabled() {
-        return enabled;
-    }
-
     /** Called before the stage threads are halted: from now on nothing is run again, and no store thread waits. */
     void stop() {
         stopping = true;
@@ -98,12 +86,14 @@ final class ReRuns {
      * and waits until it did. Store thread only, holding no transaction, and only when every earlier command of the
      * aggregate is stored or failed.
      *
-     * @param slot a command whose aggregate's state it was built on was given up
+     * Whether it may is the policy's to say ({@link StoreRecovery#mayRunAgain}), asked first.
+     *
+     * @param slot a command whose aggregate's state it was built on was given up, which the policy lets run again
      * @return true when the command was run again (its outcome is in the slot; its events, if any, are to be stored)
      */
     boolean reRunFrom(CommandSlot slot) {
         AggregateHolder<?> holder = slot.holder;
-        if (!enabled || stopping || holder == null || slot.builtOnGivenUpState() != holder || !slot.mayBeReRun()) {
+        if (stopping || holder == null || slot.builtOnGivenUpState() != holder) {
             return false;
         }
         ReRunBarrier<Request> barrier = barriers[slot.segment];

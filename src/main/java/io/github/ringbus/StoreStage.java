@@ -88,7 +88,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final boolean publishOneByOne;
     /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
     private final LeftInterrupts leftInterrupts;
-    /** Runs again the commands built on events this stage refused (see ReRuns). */
+    /** Decides what becomes of a failed group and which commands are handled again (the bus's one policy). */
+    private final StoreRecovery recovery;
+    /** Has the commands the policy lets run again handled again by their handler thread (see ReRuns). */
     private final ReRuns reRuns;
     /** With several store threads on a database, how far this one may store past another's open transaction; else null. */
     private final GapBound gapBound;
@@ -119,7 +121,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
-               LeftInterrupts leftInterrupts, ReRuns reRuns, GapBound gapBound, int shard) {
+               LeftInterrupts leftInterrupts, StoreRecovery recovery, ReRuns reRuns, GapBound gapBound, int shard) {
+        this.recovery = recovery;
         this.gapBound = gapBound;
         this.shard = shard;
         this.leftInterrupts = leftInterrupts;
@@ -225,7 +228,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
             while (true) {
                 if (attempt.stored()) {
                     stored(group, events);
-                } else if (!carryOut(StoreRecovery.next(attempt, group), attempt, group, groups, poisonBefore,
+                } else if (!carryOut(recovery.next(attempt, group), attempt, group, groups, poisonBefore,
                                      culprits)) {
                     return;
                 }
@@ -353,7 +356,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private List<CommandSlot> live(List<CommandSlot> group) {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (CommandSlot slot : group) {
-            if (isPoisoned(slot) && !reRuns.reRunFrom(slot)) {
+            if (isPoisoned(slot) && !runAgain(slot)) {
                 failPoisoned(slot);
             } else if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
                 live.add(slot);
@@ -370,7 +373,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @return true when it ran again and is no longer built on given-up state
      */
     private boolean ranAgain(CommandSlot slot) {
-        if (!reRuns.enabled() || !slot.mayBeReRun()) {
+        if (!recovery.mayRunAgain(slot)) {
             return false; // and the batch in hand is not cut short for nothing
         }
         flush();
@@ -378,33 +381,31 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     /**
+     * Has a command built on a given-up state handled again where the policy lets it ({@link StoreRecovery#mayRunAgain}).
+     * Every command before it in ring order is decided, and no transaction is held.
+     *
+     * @return true when it ran again and is no longer built on given-up state
+     */
+    private boolean runAgain(CommandSlot slot) {
+        return recovery.mayRunAgain(slot) && reRuns.reRunFrom(slot);
+    }
+
+    /**
      * After the store refused a command because another writer appended to its aggregate first (Axon Server routes an
      * aggregate's commands to another node for a while when nodes join or leave, and the cached aggregate here missed
-     * what was stored there): gives up the aggregate's state, so that it is read from the store, and has the command and
-     * the later ones of its aggregate handled again on it, as a retry on {@code SimpleCommandBus} would, where they may
-     * be handled again (see {@link ReRuns}). Not a creation: a second creation of one aggregate stays refused. Every
-     * command before it in ring order is decided, and no transaction is held.
+     * what was stored there): where the policy lets it ({@link StoreRecovery#mayHandleAgainOnStored}), gives up the
+     * aggregate's state, so that it is read from the store, and has the command and the later ones of its aggregate
+     * handled again on it, as a retry on {@code SimpleCommandBus} would (see {@link ReRuns}). Every command before it
+     * in ring order is decided, and no transaction is held.
      *
      * @return true when the command was handled again and its new run is to be stored
      */
     private boolean handledAgainOnStored(CommandSlot slot) {
-        if (!reRuns.enabled() || slot.holder == null || !slot.mayBeReRun() || createsItsAggregate(slot)) {
+        if (!recovery.mayHandleAgainOnStored(slot)) {
             return false;
         }
         poison(slot);
         return reRuns.reRunFrom(slot);
-    }
-
-    /** @return true when the command's events start its aggregate's stream (sequence number 0) */
-    private static boolean createsItsAggregate(CommandSlot slot) {
-        String identifier = slot.holder.identifier();
-        for (int i = 0; i < slot.events.size(); i++) {
-            if (slot.events.get(i) instanceof DomainEventMessage<?> event
-                    && identifier.equals(event.getAggregateIdentifier())) {
-                return event.getSequenceNumber() == 0;
-            }
-        }
-        return true; // none of its own: nothing to gain from a new run
     }
 
     /**

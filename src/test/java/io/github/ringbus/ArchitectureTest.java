@@ -199,6 +199,7 @@ class ArchitectureTest {
             "NestedDispatch", "handler thread: takes back from the outer slot's events what a failed command run in "
                     + "place added",
             "StoreStage", "store thread: reads them to append them, after the handle stage",
+            "StoreRecovery", "store thread: reads them to tell whether a refused command creates its aggregate",
             "PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle stage");
 
     @Test

@@ -2,9 +2,17 @@ package io.github.ringbus;
 
 import io.github.ringbus.StoreAttempt.End;
 import io.github.ringbus.StoreRecovery.Next;
+import io.github.ringbus.fixtures.Account;
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.eventsourcing.GenericAggregateFactory;
+import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.modelling.command.inspection.AggregateModel;
+import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.junit.jupiter.api.Test;
@@ -17,13 +25,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The store stage's recovery policy, row by row: what becomes of a group of commands whose attempt to be stored
- * failed, by where it failed and what the failure says of the store.
+ * The recovery policy of refused appends, row by row: what becomes of a group of commands whose attempt to be stored
+ * failed, by where it failed and what the failure says of the store; and which commands are handled again.
  */
 class StoreRecoveryTest {
 
     private static final EmbeddedEventStore STORE =
             EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
+
+    private static final StoreRecovery POLICY = new StoreRecovery(true);
 
     private final CommandSlot first = new CommandSlot(STORE);
     private final CommandSlot second = new CommandSlot(STORE);
@@ -37,12 +47,12 @@ class StoreRecoveryTest {
 
     @Test
     void aFailedAppendOfSeveralCommandsIsHalved() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.APPEND_FAILED, BAD_VALUE), three)).isEqualTo(Next.HALVE);
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, BAD_VALUE), three)).isEqualTo(Next.HALVE);
     }
 
     @Test
     void aFailedAppendOfOneCommandFailsItAlone() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.APPEND_FAILED, BAD_VALUE), List.of(first)))
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, BAD_VALUE), List.of(first)))
                 .isEqualTo(Next.FAIL_ALONE);
     }
 
@@ -51,7 +61,7 @@ class StoreRecoveryTest {
         Throwable conflict = new EventStoreException("append failed", axonServerError(Status.OUT_OF_RANGE,
                                                                                        "AXONIQ-2000"));
 
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), List.of(first)))
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), List.of(first)))
                 .isEqualTo(Next.HANDLE_AGAIN_ON_STORED);
     }
 
@@ -59,71 +69,125 @@ class StoreRecoveryTest {
     void severalCommandsRefusedForAnotherWritersAppendAreHalvedFirst() {
         Throwable conflict = axonServerError(Status.OUT_OF_RANGE, "AXONIQ-2000");
 
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), three))
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), three))
                 .isEqualTo(Next.HALVE);
     }
 
     @Test
     void anAppendThatCannotReachTheStoreFailsEveryCommandNotYetCommitted() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.APPEND_FAILED, CONNECTION_LOST), three))
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, CONNECTION_LOST), three))
                 .isEqualTo(Next.FAIL_ALL);
     }
 
     @Test
     void aTransactionThatCannotBeginFailsEveryCommandNotYetCommittedWhateverTheFailure() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.BEGIN_FAILED, BAD_VALUE), List.of(first)))
+        assertThat(POLICY.next(StoreAttempt.failed(End.BEGIN_FAILED, BAD_VALUE), List.of(first)))
                 .isEqualTo(Next.FAIL_ALL);
     }
 
     @Test
     void aCommitThatFailedWithoutARollbackFailsItsGroupWithTheOutcomeUnknown() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.COMMIT_FAILED, new SQLException("I/O error")), three))
+        assertThat(POLICY.next(StoreAttempt.failed(End.COMMIT_FAILED, new SQLException("I/O error")), three))
                 .isEqualTo(Next.FAIL_OUTCOME_UNKNOWN);
     }
 
     @Test
     void aCommitThatLostTheConnectionFailsItsGroupWithTheOutcomeUnknownAndThenEveryOther() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.COMMIT_FAILED, CONNECTION_LOST), three))
+        assertThat(POLICY.next(StoreAttempt.failed(End.COMMIT_FAILED, CONNECTION_LOST), three))
                 .isEqualTo(Next.FAIL_OUTCOME_UNKNOWN_THEN_ALL);
     }
 
     @Test
     void aCommitTheDatabaseRolledBackIsIsolatedAsAFailedAppendIs() {
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE), three))
+        assertThat(POLICY.next(StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE), three))
                 .isEqualTo(Next.HALVE);
-        assertThat(StoreRecovery.next(StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE),
+        assertThat(POLICY.next(StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE),
                                       List.of(first))).isEqualTo(Next.FAIL_ALONE);
     }
 
     @Test
     void aSubscribersRefusalOfTheFirstCommandFailsThatCommand() {
-        assertThat(StoreRecovery.next(StoreAttempt.refusedBySubscriber(first, new IllegalStateException("no")),
+        assertThat(POLICY.next(StoreAttempt.refusedBySubscriber(first, new IllegalStateException("no")),
                                       three)).isEqualTo(Next.FAIL_CULPRIT);
     }
 
     @Test
     void aSubscribersRefusalOfALaterCommandDecidesTheCommandsBeforeItFirst() {
-        assertThat(StoreRecovery.next(StoreAttempt.refusedBySubscriber(third, new IllegalStateException("no")),
+        assertThat(POLICY.next(StoreAttempt.refusedBySubscriber(third, new IllegalStateException("no")),
                                       three)).isEqualTo(Next.SPLIT_AT_CULPRIT);
     }
 
     @Test
     void aSubscriberThatCannotReachTheStoreFailsEveryCommandNotYetCommitted() {
-        assertThat(StoreRecovery.next(StoreAttempt.refusedBySubscriber(second, CONNECTION_LOST), three))
+        assertThat(POLICY.next(StoreAttempt.refusedBySubscriber(second, CONNECTION_LOST), three))
                 .isEqualTo(Next.FAIL_ALL);
     }
 
     @Test
     void aStoredGroupHasNothingToRecoverFrom() {
-        assertThatThrownBy(() -> StoreRecovery.next(StoreAttempt.STORED, three))
+        assertThatThrownBy(() -> POLICY.next(StoreAttempt.STORED, three))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("stored");
     }
 
     @Test
     void aCulpritOutsideItsGroupIsABug() {
-        assertThatThrownBy(() -> StoreRecovery.next(
+        assertThatThrownBy(() -> POLICY.next(
                 StoreAttempt.refusedBySubscriber(new CommandSlot(STORE), BAD_VALUE), three))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not of the group");
+    }
+
+    @Test
+    void aCommandBuiltOnARefusedStateRunsAgainWhenNothingOfItsRunReachedBeyondItsEvents() {
+        assertThat(POLICY.mayRunAgain(first)).isTrue();
+    }
+
+    @Test
+    void noCommandRunsAgainWhereThePlanAllowsNoReRuns() {
+        assertThat(new StoreRecovery(false).mayRunAgain(first)).isFalse();
+    }
+
+    @Test
+    void aCommandThatRanWholeNeverRunsAgain() {
+        first.runsWhole = true;
+
+        assertThat(POLICY.mayRunAgain(first)).isFalse();
+    }
+
+    @Test
+    void aCommandRefusedForAnotherWritersAppendIsHandledAgainOnTheStoredAggregate() {
+        first.holder = holderOf("a");
+        first.events.add(new GenericDomainEventMessage<>("Account", "a", 3, new Deposited("a", 10)));
+
+        assertThat(POLICY.mayHandleAgainOnStored(first)).isTrue();
+    }
+
+    @Test
+    void aCreationRefusedForAnotherWritersAppendIsNotHandledAgain() {
+        first.holder = holderOf("a");
+        first.events.add(new GenericDomainEventMessage<>("Account", "a", 0, new Opened("a")));
+
+        assertThat(POLICY.mayHandleAgainOnStored(first)).isFalse();
+    }
+
+    @Test
+    void aCommandOnNoAggregateIsNotHandledAgainOnAStoredOne() {
+        assertThat(POLICY.mayHandleAgainOnStored(first)).isFalse();
+    }
+
+    @Test
+    void aCommandRefusedForAnotherWritersAppendIsNotHandledAgainWhereThePlanAllowsNoReRuns() {
+        first.holder = holderOf("a");
+        first.events.add(new GenericDomainEventMessage<>("Account", "a", 3, new Deposited("a", 10)));
+
+        assertThat(new StoreRecovery(false).mayHandleAgainOnStored(first)).isFalse();
+    }
+
+    private static AggregateHolder<Account> holderOf(String identifier) {
+        AggregateModel<Account> model = AnnotatedAggregateMetaModelFactory.inspectAggregate(Account.class);
+        RingRepository<Account> repository = new RingRepository<>(
+                model, new GenericAggregateFactory<>(model), STORE, null, NoSnapshotTriggerDefinition.INSTANCE, 10,
+                () -> Long.MAX_VALUE, new AnnotatedTargetResolver());
+        return new AggregateHolder<>(repository, identifier);
     }
 
     private static RuntimeException axonServerError(Status status, String code) {
