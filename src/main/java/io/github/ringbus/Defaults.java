@@ -33,19 +33,52 @@ final class Defaults {
 
     /**
      * Threads reading aggregates missing from the cache ahead of their commands: four per core, at least 16 and at
-     * most 64, and at most half the connection pool when its size is known (each read holds a connection while it
-     * runs; the other half is left to the store threads and the application). Reads wait on the database (a round
-     * trip or more each), so many more of them than cores pay off: with a database 0.5 ms away and a cache of a tenth of
-     * 100,000 aggregates, 16 reads at once did 1.4-1.7x what 4 did on 2 cores (and no worse on loopback), and 64 did
-     * 12x what 4 did on 16 cores, past SimpleCommandBus with 64 callers (docs/benchmarks.md, "A database across the
-     * network"). The threads run only while aggregates are missing.
+     * most 64; more where the database is far enough away that reading as fast as this machine handles commands takes
+     * more reads at once (see {@link #readsInFlight}); and at most half the connection pool when its size is known
+     * (each read holds a connection while it runs; the other half is left to the store threads and the application).
+     * Reads wait on the database (a round trip or more each), so many more of them than cores pay off: with a
+     * database 0.5 ms away and a cache of a tenth of 100,000 aggregates, 16 reads at once did 1.4-1.7x what 4 did on 2
+     * cores (and no worse on loopback), and 64 did 12x what 4 did on 16 cores, past SimpleCommandBus with 64 callers;
+     * on 2 cores 1 ms away 8 did 0.6x what 16 did, and 32 or 64 no better than 16 (docs/benchmarks.md, "A database
+     * across the network" and "Reads ahead by latency"). The threads run only while aggregates are missing.
      *
      * @param connectionPoolSize the connection pool's size, or 0 when not known
+     * @param databaseLatency    the round trip to the database, or null when not known
+     * @param cores              the machine's cores
      * @return the default number of read-ahead threads
      */
+    static int readAheadThreads(int connectionPoolSize, Duration databaseLatency, int cores) {
+        int byCores = Math.min(64, Math.max(16, 4 * cores));
+        int wanted = Math.min(64, Math.max(byCores, readsInFlight(databaseLatency, cores)));
+        return connectionPoolSize > 0 ? Math.max(1, Math.min(wanted, connectionPoolSize / 2)) : wanted;
+    }
+
+    /** As {@link #readAheadThreads(int, Duration, int)} on this machine, the database's round trip not known. */
     static int readAheadThreads(int connectionPoolSize) {
-        int byCores = Math.min(64, Math.max(16, 4 * Runtime.getRuntime().availableProcessors()));
-        return connectionPoolSize > 0 ? Math.max(1, Math.min(byCores, connectionPoolSize / 2)) : byCores;
+        return readAheadThreads(connectionPoolSize, null, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** Reads of missing aggregates that one core keeps up with: 2 cores on loopback did about 7,900 commands/s, 9 in 10 reads. */
+    static final int READS_PER_SECOND_PER_CORE = 4_000;
+    /** Round trips of one read of a missing aggregate: 3 in a transaction (begin with the first query, events, commit). */
+    static final int ROUND_TRIPS_PER_READ = 3;
+    /** A read's time on the server beside its round trips (snapshot look-up and events of a small aggregate). */
+    static final Duration READ_ON_SERVER = Duration.ofMillis(1).dividedBy(4);
+
+    /**
+     * Little's law: the reads in flight that keep up with {@link #READS_PER_SECOND_PER_CORE} per core when each takes
+     * {@link #ROUND_TRIPS_PER_READ} round trips of {@code databaseLatency} and {@link #READ_ON_SERVER}. On 2 cores: 6
+     * on loopback (0.15 ms), 14 at 0.5 ms, 26 at 1 ms, 50 at 2 ms; on 16 cores 45 on loopback, past the cap of 64
+     * from 0.5 ms on. It only ever raises the default by cores.
+     *
+     * @return the reads in flight wanted; 0 when the latency is not known
+     */
+    static int readsInFlight(Duration databaseLatency, int cores) {
+        if (databaseLatency == null) {
+            return 0;
+        }
+        double seconds = (ROUND_TRIPS_PER_READ * databaseLatency.toNanos() + READ_ON_SERVER.toNanos()) / 1e9;
+        return (int) Math.min(Integer.MAX_VALUE, Math.ceil(READS_PER_SECOND_PER_CORE * (double) cores * seconds));
     }
 
     /** One handler thread per four cores, at least one: the other stages need cores too. */

@@ -413,6 +413,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         private int readAheadThreads = -1;
         /** 0: not known. */
         private int connectionPoolSize;
+        private Duration databaseLatency;
         private int maxStoreBatchEvents = Defaults.MAX_STORE_BATCH_EVENTS;
         private CommandTargetResolver commandTargetResolver = new AnnotatedTargetResolver();
         private TransactionManager transactionManager = NoTransactionManager.INSTANCE;
@@ -545,8 +546,10 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
          * commands behind it on threads of their own (each read takes a database connection while it runs), instead
          * of reading them one after another on its thread. Matters when the aggregates in use outnumber
          * {@link #cacheSize}, and after a start. Between 0 (every missing aggregate read by the preload stage itself)
-         * and 64; default four per core, at least 16 and at most 64, and at most half the {@link #connectionPoolSize}
-         * when it is given. The threads start with the first such read and end after 30 s without one.
+         * and 64; default four per core, at least 16 and at most 64, more where the {@link #databaseLatency} is given and
+         * high (as many as the reads this machine keeps up with take at that round trip), and at most half the
+         * {@link #connectionPoolSize} when it is given. The threads start with the first such read and end after 30 s
+         * without one.
          */
         public Builder readAheadThreads(int readAheadThreads) {
             check(readAheadThreads >= 0 && readAheadThreads <= 64,
@@ -564,6 +567,22 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         public Builder connectionPoolSize(int connectionPoolSize) {
             check(connectionPoolSize >= 1, "connectionPoolSize must be positive, but was " + connectionPoolSize);
             this.connectionPoolSize = connectionPoolSize;
+            return this;
+        }
+
+        /**
+         * The round trip between the application and its database, when known: the default
+         * {@link #readAheadThreads} then reads as many missing aggregates at once as it takes to keep up with this
+         * machine's cores at that round trip (a read takes three of them), up to 64. Not needed when
+         * {@code readAheadThreads} is set. Spring Boot measures it on the application's {@code DataSource} at start-up
+         * unless {@code ringbus.database-latency} states it. Zero (a database on this machine) to 10 s; default: not
+         * known (the defaults by cores alone).
+         */
+        public Builder databaseLatency(Duration databaseLatency) {
+            require(databaseLatency, "databaseLatency");
+            check(!databaseLatency.isNegative() && databaseLatency.compareTo(Duration.ofSeconds(10)) <= 0,
+                  "databaseLatency must be between 0 and 10 s, but was " + databaseLatency);
+            this.databaseLatency = databaseLatency;
             return this;
         }
 
@@ -731,12 +750,30 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     chosenTopology,
                     waitStrategy, fullRingPolicy,
                     fullRingTimeout, publishMode, cacheSize,
-                    readAheadThreads >= 0 ? readAheadThreads : Defaults.readAheadThreads(connectionPoolSize),
+                    readAheadThreads >= 0 ? readAheadThreads : defaultReadAheadThreads(),
                     maxStoreBatchEvents,
                     commandTargetResolver,
                     transactionManager, chosenReadTransactionManager(), rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
                     shutdownTimeout, pipelineMonitor, spanFactory));
+        }
+
+        /**
+         * The default read-ahead threads, from the cores, the database's round trip and the pool; says so in the log
+         * when the pool holds them below what the round trip asks for (a first start should not hide that).
+         */
+        private int defaultReadAheadThreads() {
+            int cores = Runtime.getRuntime().availableProcessors();
+            int chosen = Defaults.readAheadThreads(connectionPoolSize, databaseLatency, cores);
+            int wanted = Defaults.readAheadThreads(0, databaseLatency, cores);
+            if (chosen < wanted) {
+                logger.info("ringbus reads at most {} missing aggregates at once, half the connection pool of {}; "
+                                    + "{} would keep up with {} cores{}: raise the pool's size, or set "
+                                    + "readAheadThreads", chosen, connectionPoolSize, wanted, cores,
+                            databaseLatency == null ? "" : " with the database " + databaseLatency.toNanos() / 1_000
+                                    + " us away");
+            }
+            return chosen;
         }
 
         private TransactionManager chosenReadTransactionManager() {

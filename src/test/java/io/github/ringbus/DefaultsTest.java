@@ -19,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The builder's defaults ({@link Defaults}) are the one source; the copies users read must say the same: the Spring
@@ -256,5 +257,63 @@ class DefaultsTest {
         } finally {
             store.shutDown();
         }
+    }
+
+    @Test
+    void aDatabaseNearByLeavesTheReadAheadThreadsByCores() {
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ofNanos(150_000), 2)).isEqualTo(16);
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ZERO, 16)).isEqualTo(64);
+    }
+
+    @Test
+    void aDatabaseFarAwayGetsTheReadsInFlightThatKeepUpWithTheCores() {
+        // 2 cores keep up with 8,000 reads/s; at 2 ms a read takes 3 round trips and 0.25 ms: 6.25 ms, so 50 at once.
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ofMillis(2), 2)).isEqualTo(50);
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ofMillis(1), 2)).isEqualTo(26);
+    }
+
+    @Test
+    void readAheadThreadsByLatencyStopAt64() {
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ofMillis(50), 2)).isEqualTo(64);
+        assertThat(Defaults.readAheadThreads(0, java.time.Duration.ofSeconds(10), 64)).isEqualTo(64);
+    }
+
+    @Test
+    void readAheadThreadsByLatencyStayWithinHalfAKnownConnectionPool() {
+        assertThat(Defaults.readAheadThreads(10, java.time.Duration.ofMillis(2), 2)).isEqualTo(5);
+        assertThat(Defaults.readAheadThreads(200, java.time.Duration.ofMillis(2), 2)).isEqualTo(50);
+    }
+
+    @Test
+    void theBuilderTakesTheDefaultReadAheadFromTheDatabasesLatency() {
+        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store =
+                RingEventStore.builder()
+                              .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
+                                      .InMemoryEventStorageEngine())
+                              .build();
+        try {
+            int cores = Runtime.getRuntime().availableProcessors();
+            java.time.Duration farAway = java.time.Duration.ofMillis(10);
+            assertThat(RingCommandBus.builder().eventStore(store).databaseLatency(farAway).build().readAheadThreads())
+                    .isEqualTo(Defaults.readAheadThreads(0, farAway, cores))
+                    .isEqualTo(64); // 10 ms: 30.25 ms a read, past 64 on any machine
+            assertThat(RingCommandBus.builder().eventStore(store).databaseLatency(farAway).connectionPoolSize(40)
+                                     .build().readAheadThreads()).as("within half the pool").isEqualTo(20);
+            assertThat(RingCommandBus.builder().eventStore(store).databaseLatency(farAway).readAheadThreads(3)
+                                     .build().readAheadThreads()).as("set: kept").isEqualTo(3);
+        } finally {
+            store.shutDown();
+        }
+    }
+
+    @Test
+    void aDatabaseLatencyBeyondTenSecondsOrBelowZeroIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> RingCommandBus.builder().databaseLatency(java.time.Duration.ofSeconds(11)))
+                .isInstanceOf(org.axonframework.common.AxonConfigurationException.class)
+                .hasMessageContaining("databaseLatency must be between 0 and 10 s, but was PT11S");
+        assertThatThrownBy(() -> RingCommandBus.builder().databaseLatency(java.time.Duration.ofMillis(-1)))
+                .hasMessageContaining("databaseLatency must be between 0 and 10 s");
+        assertThatThrownBy(() -> RingCommandBus.builder().databaseLatency(null))
+                .hasMessageContaining("databaseLatency must not be null");
     }
 }

@@ -37,6 +37,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Lazy;
 import org.springframework.util.ClassUtils;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -134,9 +135,16 @@ public class RingbusAutoConfiguration {
                                          ObjectProvider<javax.sql.DataSource> dataSource,
                                          ConfigurableListableBeanFactory beanFactory) {
         RingCommandBus.Builder builder = properties.applyTo(RingCommandBus.builder());
-        int poolSize = ConnectionPools.sizeOf(dataSource.getIfUnique());
+        Object applicationDataSource = dataSource.getIfUnique();
+        int poolSize = ConnectionPools.sizeOf(applicationDataSource);
         if (poolSize > 0) {
             builder.connectionPoolSize(poolSize);
+        }
+        if (properties.getDatabaseLatency() == null && properties.getReadAheadThreads() == null) {
+            Duration roundTrip = ConnectionPools.roundTripOf(applicationDataSource);
+            if (roundTrip != null) {
+                builder.databaseLatency(roundTrip);
+            }
         }
         builder.eventStore(requireEventStore(eventStore))
                .transactionManager(transactionManager.getIfAvailable(() -> NoTransactionManager.INSTANCE))

@@ -85,10 +85,19 @@ public class RingbusProperties implements Validator {
     /**
      * How many aggregates missing from the cache may be read from the event store at once, ahead of their commands
      * (each read takes a database connection while it runs). 0 to 64; 0 reads each on the preload stage's thread.
-     * Default: four per core, at least 16 and at most 64, and at most half the application's connection pool (read
-     * from its {@code DataSource}: HikariCP, Commons DBCP 2 or Tomcat JDBC).
+     * Default: four per core, at least 16 and at most 64, more with a database far away (see database-latency), and
+     * at most half the application's connection pool (read from its {@code DataSource}: HikariCP, Commons DBCP 2 or
+     * Tomcat JDBC).
      */
     private Integer readAheadThreads;
+
+    /**
+     * The round trip between the application and its database, e.g. 800us or 2ms: the default read-ahead threads
+     * read as many missing aggregates at once as this machine's cores keep up with at that round trip (up to 64, and
+     * half the pool). 0 to 10 s. Default: measured at start-up on the application's {@code DataSource} (the median of
+     * five validations of one connection, at most 2 s spent); not known without one.
+     */
+    private Duration databaseLatency;
 
     /** The most events the store stage appends in one call and transaction. Positive. */
     private Integer maxStoreBatchEvents;
@@ -203,6 +212,8 @@ public class RingbusProperties implements Validator {
         visitor.visit("cache-size", "cacheSize", cacheSize, RingCommandBus.Builder::cacheSize);
         visitor.visit("read-ahead-threads", "readAheadThreads", readAheadThreads,
                       RingCommandBus.Builder::readAheadThreads);
+        visitor.visit("database-latency", "databaseLatency", databaseLatency,
+                      RingCommandBus.Builder::databaseLatency);
         visitor.visit("max-store-batch-events", "maxStoreBatchEvents", maxStoreBatchEvents,
                       RingCommandBus.Builder::maxStoreBatchEvents);
         visitor.visit("shutdown-timeout", "shutdownTimeout", shutdownTimeout,
@@ -222,6 +233,16 @@ public class RingbusProperties implements Validator {
 
         abstract <T> void visitSet(String property, String field, T value,
                                    BiConsumer<RingCommandBus.Builder, T> setter);
+    }
+
+    /** @return the database's round trip as stated, or null to measure it at start-up */
+    public Duration getDatabaseLatency() {
+        return databaseLatency;
+    }
+
+    /** @param databaseLatency the database's round trip; null to measure it at start-up */
+    public void setDatabaseLatency(Duration databaseLatency) {
+        this.databaseLatency = databaseLatency;
     }
 
     /** @return the topology, or null for the automatic choice */

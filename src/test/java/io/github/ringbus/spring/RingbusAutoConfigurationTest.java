@@ -301,6 +301,20 @@ class RingbusAutoConfigurationTest {
     }
 
     @Test
+    void aStatedDatabaseLatencyRaisesTheDefaultReadsAhead() {
+        runner.withPropertyValues("ringbus.database-latency=10ms")
+              .run(context -> assertThat(context.getBean(RingCommandBus.class).readAheadThreads())
+                      .as("10 ms: a read takes 30.25 ms, past 64 at once on any machine").isEqualTo(64));
+    }
+
+    @Test
+    void aDatabaseLatencyOutOfRangeStopsTheStartNamingTheProperty() {
+        runner.withPropertyValues("ringbus.database-latency=11s")
+              .run(context -> assertThat(context).hasFailed().getFailure()
+                                                 .hasStackTraceContaining("ringbus.database-latency"));
+    }
+
+    @Test
     void propertiesReachTheBus() {
         runner.withPropertyValues("ringbus.ring-size=64", "ringbus.handler-threads=3",
                                   "ringbus.wait-strategy=blocking", "ringbus.full-ring-policy=fail-fast",
