@@ -10,7 +10,6 @@ import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.AggregateDeletedException;
 import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
-import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
@@ -54,13 +53,18 @@ import org.slf4j.LoggerFactory;
  * any other repository; underneath, the aggregate was already put in memory by the preload stage and the events it
  * applies are collected in the command's ring slot, for the store and publish stages.
  * <p>
- * <b>Threads.</b> {@link #preload} runs on the preload stage's thread only; {@code load}, {@code newInstance} and
- * {@code loadOrCreate} run on a handle stage's thread, inside the command's Unit of Work, and only for the aggregate
- * the command targets. Loading any other aggregate from inside a handler fails with an {@link IllegalStateException}:
- * ringbus routes each command to the thread that owns its target aggregate and no other. A command handled outside
- * the ring, on another thread and in a Unit of Work of its own (a {@code SimpleCommandBus} the ring's handlers are
- * subscribed on too), loads and creates aggregates through Axon's own {@link EventSourcingRepository}, from the event
- * store; once it has committed, the ring reads its cached aggregates again.
+ * <b>Threads.</b> Each part of an aggregate type belongs to the threads that use it. The preload stage's part (the
+ * cache and the reads ahead) is {@link PreloadedAggregates}, its thread only. This class is Axon's repository for the
+ * handler threads: {@code load}, {@code newInstance} and {@code loadOrCreate} run on a handle stage's thread, inside
+ * the command's Unit of Work, and only for the aggregate the command targets. Loading any other aggregate from inside
+ * a handler fails with an {@link IllegalStateException}: ringbus routes each command to the thread that owns its
+ * target aggregate and no other. {@link #readFromStore} runs on whichever thread reads an aggregate (the preload
+ * thread, a read-ahead thread, a handler thread reading again) and writes nothing of this class. A command handled
+ * outside the ring, on another thread and in a Unit of Work of its own (a {@code SimpleCommandBus} the ring's
+ * handlers are subscribed on too), is served by {@link OutsideRingRepository}, Axon's own repository reading from the
+ * event store; once it has committed, the ring reads its cached aggregates again. Every field of this class is final
+ * and set before the bus starts, except the way into the ring ({@link #deliverThrough}, set once while the bus is
+ * built).
  * <p>
  * <b>Messages outside commands.</b> {@link #send} (how a deadline manager delivers a deadline to an aggregate) puts
  * the message in the ring like a command for the aggregate and waits for it on the caller's thread: the aggregate
@@ -93,8 +97,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     /** The preload stage's resolver: the aggregate's own, and the target of a {@link MessageDelivery}. */
     private final CommandTargetResolver preloadTargetResolver;
     private final MessageDelivery delivery;
-    /** Axon's repository of this type, for commands handled outside the ring; built on first use. */
-    private volatile EventSourcingRepository<T> outsideRing;
+    /** Axon's repository of this type, for commands handled outside the ring (threads that are not the ring's). */
+    private final OutsideRingRepository<T> outsideRing;
     /** Puts a delivery in the ring; set by the bus that created this repository. */
     private volatile BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring;
 
@@ -154,6 +158,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                 : this.targetResolver.resolveTarget(command);
         this.delivery = new MessageDelivery(aggregateType(), this::deliver);
         this.preloaded = new PreloadedAggregates<>(this, cacheSize, completedSequence, coldReads);
+        this.outsideRing = new OutsideRingRepository<>(model, aggregateFactory, eventStore, repositoryProvider,
+                                                       snapshotTriggerDefinition, evictions);
     }
 
     /**
@@ -308,8 +314,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     @Override
     public Aggregate<T> load(String aggregateIdentifier, Long expectedVersion) {
-        if (outsideRing()) {
-            return outsideRingRepository().load(aggregateIdentifier, expectedVersion);
+        if (OutsideRingRepository.serves()) {
+            return outsideRing.repository().load(aggregateIdentifier, expectedVersion);
         }
         return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier).aggregate(),
                                  expectedVersion);
@@ -347,8 +353,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     @Override
     public Aggregate<T> newInstance(Callable<T> factoryMethod, Consumer<Aggregate<T>> initMethod) throws Exception {
-        if (outsideRing()) {
-            return outsideRingRepository().newInstance(factoryMethod, initMethod);
+        if (OutsideRingRepository.serves()) {
+            return outsideRing.repository().newInstance(factoryMethod, initMethod);
         }
         CommandSlot slot = currentSlot();
         // A creation command sent from another aggregate's handler runs in place on the holder NestedDispatch gave
@@ -434,8 +440,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     @Override
     public Aggregate<T> loadOrCreate(String aggregateIdentifier, Callable<T> factoryMethod) throws Exception {
-        if (outsideRing()) {
-            return outsideRingRepository().loadOrCreate(aggregateIdentifier, factoryMethod);
+        if (OutsideRingRepository.serves()) {
+            return outsideRing.repository().loadOrCreate(aggregateIdentifier, factoryMethod);
         }
         EventSourcedAggregate<T> existing = targetOfCurrentCommand(aggregateIdentifier).aggregate();
         if (existing != null) {
@@ -614,52 +620,6 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                             + aggregateType.getSimpleName() + "]; its handler cannot use this repository");
         }
         return (AggregateHolder<T>) slot.holder;
-    }
-
-    // --- outside the ring ---------------------------------------------------------------------------------------
-
-    /**
-     * True for a command this repository's aggregate handles outside the ring: on a thread that is not the ring's,
-     * in a Unit of Work that is not a ring slot's (a {@code SimpleCommandBus} the ring's handlers are subscribed on
-     * too: {@link RingCommandBus#subscribeHandlersAlsoOn}).
-     */
-    private static boolean outsideRing() {
-        if (PipelineThreads.isPipelineThread()) {
-            return false;
-        }
-        return !CurrentUnitOfWork.isStarted() || !(CurrentUnitOfWork.get().root() instanceof SlotUnitOfWork);
-    }
-
-    /**
-     * Axon's own repository of this aggregate type, for commands outside the ring: it reads the aggregate from the
-     * event store (never from the ring's cache, which only the ring's threads touch), locks it as Axon's repositories
-     * do, and stores its events with the command's Unit of Work. Once that Unit of Work has committed, the ring reads
-     * its cached aggregates again before their next command ({@link CacheEvictions}), so none of them misses those
-     * events.
-     */
-    private Repository<T> outsideRingRepository() {
-        EventSourcingRepository<T> repository = outsideRing;
-        if (repository == null) {
-            synchronized (this) {
-                repository = outsideRing;
-                if (repository == null) {
-                    EventSourcingRepository.Builder<T> builder = EventSourcingRepository.builder(aggregateType)
-                            .aggregateModel(model)
-                            .aggregateFactory(aggregateFactory)
-                            .eventStore(eventStore)
-                            .snapshotTriggerDefinition(snapshotTriggerDefinition);
-                    if (repositoryProvider != null) {
-                        builder.repositoryProvider(repositoryProvider);
-                    }
-                    repository = builder.build();
-                    outsideRing = repository;
-                }
-            }
-        }
-        if (CurrentUnitOfWork.isStarted()) {
-            CurrentUnitOfWork.get().afterCommit(unitOfWork -> evictions.request());
-        }
-        return repository;
     }
 
     private CommandSlot currentSlot() {

@@ -1,0 +1,91 @@
+package io.github.ringbus;
+
+import org.axonframework.eventsourcing.AggregateFactory;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.modelling.command.RepositoryProvider;
+import org.axonframework.modelling.command.inspection.AggregateModel;
+
+/**
+ * The part of an aggregate type's repository that serves threads that are not the ring's: a command handled outside
+ * the ring (on a {@code SimpleCommandBus} the ring's handlers are subscribed on too:
+ * {@link RingCommandBus#subscribeHandlersAlsoOn}), in a Unit of Work of its own, loads and creates aggregates through
+ * Axon's own {@link EventSourcingRepository}, from the event store: never from the ring's cache, which only the ring's
+ * threads touch. It locks them as Axon's repositories do and stores their events with that Unit of Work; once it has
+ * committed, the ring reads its cached aggregates again before their next command ({@link CacheEvictions}), so none
+ * of them misses those events.
+ * <p>
+ * <b>Threads.</b> Any thread that is not the ring's ({@link #serves}). Axon's repository is built on first use, once:
+ * the one field is written under this object's lock and read without it (volatile), so that the ring's threads, which
+ * never come here, pay nothing.
+ *
+ * @param <T> the aggregate root type
+ */
+final class OutsideRingRepository<T> {
+
+    private final Class<T> aggregateType;
+    private final AggregateModel<T> model;
+    private final AggregateFactory<T> aggregateFactory;
+    private final EventStore eventStore;
+    private final RepositoryProvider repositoryProvider;
+    private final SnapshotTriggerDefinition snapshotTriggerDefinition;
+    /** The bus's requests to read its cached aggregates from the store again. */
+    private final CacheEvictions evictions;
+    /** Axon's repository of this type; built on first use (written under the lock, by whichever thread comes first). */
+    private volatile EventSourcingRepository<T> repository;
+
+    OutsideRingRepository(AggregateModel<T> model, AggregateFactory<T> aggregateFactory, EventStore eventStore,
+                          RepositoryProvider repositoryProvider, SnapshotTriggerDefinition snapshotTriggerDefinition,
+                          CacheEvictions evictions) {
+        this.aggregateType = aggregateFactory.getAggregateType();
+        this.model = model;
+        this.aggregateFactory = aggregateFactory;
+        this.eventStore = eventStore;
+        this.repositoryProvider = repositoryProvider;
+        this.snapshotTriggerDefinition = snapshotTriggerDefinition;
+        this.evictions = evictions;
+    }
+
+    /**
+     * True for a command the aggregate handles outside the ring: on a thread that is not the ring's, in a Unit of Work
+     * that is not a ring slot's.
+     */
+    static boolean serves() {
+        if (PipelineThreads.isPipelineThread()) {
+            return false;
+        }
+        return !CurrentUnitOfWork.isStarted() || !(CurrentUnitOfWork.get().root() instanceof SlotUnitOfWork);
+    }
+
+    /**
+     * @return Axon's repository of this aggregate type, reading from the event store; the current Unit of Work, if
+     *         any, has the ring read its cached aggregates again once it committed
+     */
+    Repository<T> repository() {
+        EventSourcingRepository<T> built = repository;
+        if (built == null) {
+            synchronized (this) {
+                built = repository;
+                if (built == null) {
+                    EventSourcingRepository.Builder<T> builder = EventSourcingRepository.builder(aggregateType)
+                            .aggregateModel(model)
+                            .aggregateFactory(aggregateFactory)
+                            .eventStore(eventStore)
+                            .snapshotTriggerDefinition(snapshotTriggerDefinition);
+                    if (repositoryProvider != null) {
+                        builder.repositoryProvider(repositoryProvider);
+                    }
+                    built = builder.build();
+                    repository = built;
+                }
+            }
+        }
+        if (CurrentUnitOfWork.isStarted()) {
+            CurrentUnitOfWork.get().afterCommit(unitOfWork -> evictions.request());
+        }
+        return built;
+    }
+}
