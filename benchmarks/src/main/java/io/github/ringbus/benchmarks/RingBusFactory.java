@@ -72,6 +72,23 @@ public final class RingBusFactory {
                              .build();
     }
 
+    /**
+     * ringbus as Spring Boot builds it on a database, with an aggregate cache of the given size (per aggregate type):
+     * told the connection pool's size and the database's round trip, which its default read-ahead threads follow.
+     */
+    public static RingCommandBus withCacheSizeOnPool(EventStore eventStore, TransactionManager transactions,
+                                                     int cacheSize, int connectionPoolSize,
+                                                     java.time.Duration databaseLatency) {
+        return RingCommandBus.builder()
+                             .eventStore(eventStore)
+                             .transactionManager(transactions)
+                             .readTransactionManager(readsIn(transactions))
+                             .cacheSize(cacheSize)
+                             .connectionPoolSize(connectionPoolSize)
+                             .databaseLatency(databaseLatency)
+                             .build();
+    }
+
     /** ringbus as it comes but with an aggregate cache of the given size (per aggregate type). */
     public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
                                                int cacheSize) {

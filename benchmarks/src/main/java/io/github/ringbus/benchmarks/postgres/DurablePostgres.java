@@ -195,6 +195,11 @@ public final class DurablePostgres implements AutoCloseable {
         Connection connection() throws SQLException;
     }
 
+    /** @return the round trip an application sees through the pool: the median of {@code SELECT 1}, over 200 */
+    public java.time.Duration poolRoundTrip() {
+        return java.time.Duration.ofNanos(1_000 * medianSelectOneMicros(pool::getConnection));
+    }
+
     /** The median time of {@code SELECT 1} on one connection, over 200: the round trip the applications see. */
     private static long medianSelectOneMicros(ConnectionSource source) {
         long[] micros = new long[200];

@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks.postgres;
 
+import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.benchmarks.Account;
 import io.github.ringbus.AnnotatedTargetResolver;
@@ -67,6 +68,8 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 public class PostgresColdCacheBenchmark {
 
     static final int ACCOUNTS_DEFAULT = 100_000;
+    /** The connection pool's size: room for 64 callers of SimpleCommandBus, and the reads and commits of ringbus. */
+    static final int POOL_SIZE = 72;
 
     /** The application on PostgreSQL with every account stored, on the bus named by {@code bus}. */
     @State(Scope.Benchmark)
@@ -83,7 +86,10 @@ public class PostgresColdCacheBenchmark {
         @Param({"0"})
         public long rttMicros;
 
-        /** ringbus's read-ahead threads; -1: its default. */
+        /**
+         * ringbus's read-ahead threads; -1: its default, told the pool's size and round trip as Spring Boot tells it
+         * (so more read-ahead threads where the round trip is long).
+         */
         @Param({"-1"})
         public int readAheadThreads;
 
@@ -101,8 +107,9 @@ public class PostgresColdCacheBenchmark {
         @Setup(Level.Trial)
         public void start() {
             System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
-            postgres = DurablePostgres.start(72, rttMicros);
+            postgres = DurablePostgres.start(POOL_SIZE, rttMicros);
             System.out.printf("%n[%s] %s%n", bus, postgres.describe());
+            java.time.Duration roundTrip = postgres.poolRoundTrip();
             EventStorage storage = postgres.eventStorage();
             EventStorageEngine engine = storage.engine().get();
             storeAccounts(engine, storage);
@@ -131,11 +138,16 @@ public class PostgresColdCacheBenchmark {
                     .configureAggregate(account)
                     .configureCommandBus(c -> ringbus
                             ? (readAheadThreads < 0
-                               ? RingBusFactory.withCacheSize(c.eventStore(), storage.transactions(), cacheSize)
+                               ? RingBusFactory.withCacheSizeOnPool(c.eventStore(), storage.transactions(), cacheSize,
+                                                                    POOL_SIZE, roundTrip)
                                : RingBusFactory.withCacheSize(c.eventStore(), storage.transactions(), cacheSize,
                                                               readAheadThreads))
                             : SimpleCommandBus.builder().transactionManager(storage.transactions()).build())
                     .start();
+            if (configuration.commandBus() instanceof RingCommandBus ring) {
+                System.out.printf("  [%s] %d read-ahead threads (pool of %d, round trip %d us)%n", bus,
+                                  ring.readAheadThreads(), POOL_SIZE, roundTrip.toNanos() / 1_000);
+            }
         }
 
         /** Stores every account's AccountOpened event through the engine, in transactions of 5,000. */
