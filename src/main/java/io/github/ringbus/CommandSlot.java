@@ -22,7 +22,9 @@ import java.util.function.Consumer;
  * Each field is set directly by exactly one stage (or the dispatcher), the one whose section below holds it, and read
  * only by the stages after it; the ring's sequences order those accesses, so the fields are plain. Another stage that
  * must change a field does so through a method named for what it means ({@link #failBeforeHandler},
- * {@link #adoptCreatedAggregate}, {@link #recordStageFailure}); {@code ArchitectureTest} fails on any other write. The ring is filled with slots once, at start; a slot's collections are cleared
+ * {@link #adoptCreatedAggregate}, {@link #recordStageFailure}); {@code ArchitectureTest} fails on any other write,
+ * and on a call of such a method from a class it does not name with its thread. The ring is filled with slots once,
+ * at start; a slot's collections are cleared
  * and reused, never reallocated. One exception: who completes the command is decided by a compare-and-set
  * ({@link #claimCompletion()}), because at shutdown a stage thread that user code keeps busy may still reach a slot
  * that the shutting-down thread completes.

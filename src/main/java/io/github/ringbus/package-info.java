@@ -57,7 +57,8 @@
  * later ones, so the ring's sequences give every hand-off its memory ordering and the fields are plain. A later stage
  * that must change an earlier stage's field (a stage guard recording a failure, a re-run resetting what the handler
  * wrote, the store stage isolating a refused batch) does so through a method of the slot named for it, while that
- * stage holds the slot. The slot's events are one list changed in place, on the handler thread only (the handle
+ * stage holds the slot ({@code ArchitectureTest} names each class that calls such a method, with its thread). The
+ * slot's events are one list changed in place, on the handler thread only (the handle
  * stage, the slot's Unit of Work, the aggregate's holder, a command run in place), and read by the store and publish
  * stages after it ({@code ArchitectureTest} names each class that touches them). One decision is not ordered by the
  * ring: who completes a command, taken by a compare-and-set, because at shutdown the thread that completes what the

@@ -188,6 +188,58 @@ class ArchitectureTest {
     }
 
     /**
+     * The slot's named writers: each method of the slot that sets one of its fields (for a stage other than the one
+     * that owns the field), with the classes that may call it and on which thread, under which edge. The one-writer
+     * test above sees direct assignments only; this one sees the writes that go through the slot's methods.
+     */
+    private static final Map<String, String> SLOT_WRITERS_CALLED_BY = new java.util.TreeMap<>();
+
+    static {
+        SLOT_WRITERS_CALLED_BY.put("fill <- Pipeline", "the dispatching thread: a claimed slot, before it is published "
+                + "(the publish is the release the stages acquire)");
+        SLOT_WRITERS_CALLED_BY.put("adoptCreatedAggregate <- RingRepository", "handler thread: a creation in the "
+                + "command's Unit of Work gives the slot the new aggregate's holder");
+        SLOT_WRITERS_CALLED_BY.put("failBeforeHandler <- HandleStage", "handler thread: the aggregate could not begin "
+                + "the command");
+        SLOT_WRITERS_CALLED_BY.put("takeFailureBeforeHandler <- HandleStage", "handler thread: hands that failure to "
+                + "the handler interceptors");
+        SLOT_WRITERS_CALLED_BY.put("prepareReRun <- HandleStage", "handler thread: forgets a run the store refused "
+                + "before handling it again");
+        SLOT_WRITERS_CALLED_BY.put("runInPlaceOn <- NestedDispatch", "handler thread: a nested command runs in place "
+                + "in the outer command's slot");
+        SLOT_WRITERS_CALLED_BY.put("inPlaceDone <- NestedDispatch", "handler thread: the nested command run in place "
+                + "is done");
+        SLOT_WRITERS_CALLED_BY.put("recordStageFailure <- StageGuard", "any stage thread, on the slot it holds: a "
+                + "failure escaped the stage (its sequence, published after, orders the write for the next stages)");
+        SLOT_WRITERS_CALLED_BY.put("clear <- CompleteStage", "the completing thread (complete stage, or a store thread "
+                + "that completes): after the callback, before the slot goes back to the dispatchers");
+        SLOT_WRITERS_CALLED_BY.put("failBeforeHandler <- Pipeline", "the shutdown thread, after every stage thread "
+                + "ended (their ends order it): a command never handled fails");
+    }
+
+    @Test
+    void theSlotsNamedWritersAreCalledOnlyByTheClassesNamedForThem() {
+        JavaClass slot = MAIN.get(CommandSlot.class);
+        Set<String> calls = new TreeSet<>();
+        for (com.tngtech.archunit.core.domain.JavaMethod method : slot.getMethods()) {
+            if (method.getModifiers().contains(JavaModifier.PRIVATE) || method.getModifiers().contains(JavaModifier.STATIC)
+                    || method.getFieldAccesses().stream().noneMatch(
+                            access -> access.getAccessType() == JavaFieldAccess.AccessType.SET
+                                    && access.getTargetOwner().equals(slot))) {
+                continue;
+            }
+            for (com.tngtech.archunit.core.domain.JavaMethodCall call : method.getCallsOfSelf()) {
+                String caller = outermost(call.getOriginOwner()).getSimpleName();
+                if (!caller.equals("CommandSlot")) {
+                    calls.add(method.getName() + " <- " + caller);
+                }
+            }
+        }
+        assertThat(calls).as("the slot's writing methods and the classes that call them")
+                         .isEqualTo(SLOT_WRITERS_CALLED_BY.keySet());
+    }
+
+    /**
      * The slot's events are one list, never assigned, changed in place: who may touch it, and how. Written on the
      * handler thread only, while the handle stage holds the slot (the sequence it publishes orders them before the
      * later stages' reads); read by the store and publish stages after it.
