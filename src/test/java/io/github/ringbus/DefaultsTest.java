@@ -242,11 +242,7 @@ class DefaultsTest {
 
     @Test
     void theBuilderTakesTheDefaultReadAheadFromTheConnectionPool() {
-        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store =
-                RingEventStore.builder()
-                              .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
-                                      .InMemoryEventStorageEngine())
-                              .build();
+        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store = inMemoryStore();
         try {
             assertThat(RingCommandBus.builder().eventStore(store).connectionPoolSize(12).build().readAheadThreads())
                     .isEqualTo(6);
@@ -286,11 +282,7 @@ class DefaultsTest {
 
     @Test
     void theBuilderTakesTheDefaultReadAheadFromTheDatabasesLatency() {
-        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store =
-                RingEventStore.builder()
-                              .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
-                                      .InMemoryEventStorageEngine())
-                              .build();
+        org.axonframework.eventsourcing.eventstore.EmbeddedEventStore store = inMemoryStore();
         try {
             int cores = Runtime.getRuntime().availableProcessors();
             java.time.Duration farAway = java.time.Duration.ofMillis(10);
@@ -315,5 +307,12 @@ class DefaultsTest {
                 .hasMessageContaining("databaseLatency must be between 0 and 10 s");
         assertThatThrownBy(() -> RingCommandBus.builder().databaseLatency(null))
                 .hasMessageContaining("databaseLatency must not be null");
+    }
+
+    private static org.axonframework.eventsourcing.eventstore.EmbeddedEventStore inMemoryStore() {
+        return RingEventStore.builder()
+                             .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
+                                     .InMemoryEventStorageEngine())
+                             .build();
     }
 }

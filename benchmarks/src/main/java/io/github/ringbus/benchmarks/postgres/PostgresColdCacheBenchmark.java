@@ -14,6 +14,7 @@ import org.axonframework.config.Configuration;
 import org.axonframework.config.DefaultConfigurer;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.GenericDomainEventMessage;
+import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.modelling.command.CommandTargetResolver;
@@ -93,6 +94,21 @@ public class PostgresColdCacheBenchmark {
         @Param({"-1"})
         public int readAheadThreads;
 
+        /** Aggregates each bus keeps in memory; -1: a tenth of the accounts. */
+        @Param({"-1"})
+        public int cacheSize;
+
+        /** Events of each account stored beforehand: its AccountOpened, then deposits. */
+        @Param({"1"})
+        public int history;
+
+        /**
+         * Both buses snapshot an account once this many events were read or applied since its last snapshot (Axon's
+         * {@code EventCountSnapshotTriggerDefinition} on the aggregate, which ringbus honours); 0: no snapshots.
+         */
+        @Param({"0"})
+        public int snapshotThreshold;
+
         /** Commands awaiting their callback, all dispatching threads together (half of ringbus's ring). */
         @Param({"2048"})
         public int inFlight;
@@ -113,8 +129,12 @@ public class PostgresColdCacheBenchmark {
             EventStorage storage = postgres.eventStorage();
             EventStorageEngine engine = storage.engine().get();
             storeAccounts(engine, storage);
-            int cacheSize = accounts / 10;
+            int cacheSize = this.cacheSize < 0 ? accounts / 10 : this.cacheSize;
             AggregateConfigurer<Account> account = AggregateConfigurer.defaultConfiguration(Account.class);
+            if (snapshotThreshold > 0) {
+                account.configureSnapshotTrigger(c -> new EventCountSnapshotTriggerDefinition(c.snapshotter(),
+                                                                                              snapshotThreshold));
+            }
             boolean ringbus = bus.startsWith("ringbus");
             if (bus.equals("simple-cold")) {
                 ehcache = CacheManagerBuilder.newCacheManagerBuilder().build(true);
@@ -150,13 +170,18 @@ public class PostgresColdCacheBenchmark {
             }
         }
 
-        /** Stores every account's AccountOpened event through the engine, in transactions of 5,000. */
+        /** Stores every account's history (AccountOpened, then deposits) through the engine, about 5,000 events a transaction. */
         private void storeAccounts(EventStorageEngine engine, EventStorage storage) {
-            for (int from = 0; from < accounts; from += 5_000) {
+            int perTransaction = Math.max(1, 5_000 / history);
+            for (int from = 0; from < accounts; from += perTransaction) {
                 List<DomainEventMessage<?>> opened = new ArrayList<>();
-                for (int i = from; i < Math.min(accounts, from + 5_000); i++) {
+                for (int i = from; i < Math.min(accounts, from + perTransaction); i++) {
                     String id = accountId(i);
                     opened.add(new GenericDomainEventMessage<>("Account", id, 0, new Account.AccountOpened(id)));
+                    for (int sequence = 1; sequence < history; sequence++) {
+                        opened.add(new GenericDomainEventMessage<>("Account", id, sequence,
+                                                                   new Account.Deposited(id, 1)));
+                    }
                 }
                 Transaction transaction = storage.transactions().startTransaction();
                 engine.appendEvents(opened);
