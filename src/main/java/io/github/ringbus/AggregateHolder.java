@@ -160,10 +160,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             unrestored = false;
             aggregate = rebuilt;
         }
-        long stored = storedSequenceNumber();
-        while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
-            unstored.pollFirst();
-        }
+        dropStoredEvents();
         long requested = repository.evictionEpoch();
         if ((unrestored || requested != evictionEpoch) && identifier != null) {
             // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
@@ -196,6 +193,28 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         unrestored = false;
         aggregate = rebuilt;
         evictionEpoch = repository.evictionEpoch();
+    }
+
+    /**
+     * Drops from {@link #unstored} the events the store stage says are stored, on the handle stage's thread: before
+     * each command, and between batches for the aggregates whose events were on their way ({@code HandleStage}), so
+     * that an aggregate waiting in the cache for its next command does not keep its last command's events in memory.
+     *
+     * Events of a given-up generation will never be stored (the store fails them), so they are dropped too: the next
+     * command reads the aggregate from the store without them ({@link #beginCommand}).
+     *
+     * @return true when some of its events are still on their way to the store
+     */
+    boolean dropStoredEvents() {
+        if (poisonedGeneration() >= generation) {
+            unstored.clear();
+            return false;
+        }
+        long stored = storedSequenceNumber();
+        while (!unstored.isEmpty() && unstored.peekFirst().getSequenceNumber() <= stored) {
+            unstored.pollFirst();
+        }
+        return !unstored.isEmpty();
     }
 
     /**

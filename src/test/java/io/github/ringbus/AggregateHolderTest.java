@@ -76,4 +76,33 @@ class AggregateHolderTest {
         assertThat(holder.aggregate().version()).isEqualTo(1L);
         assertThat(holder.isPoisoned(1)).isFalse();
     }
+
+    @Test
+    void aCommandsEventsAreOnTheirWayUntilTheStoreSaysTheyAreStored() throws Exception {
+        AggregateHolder<Account> holder = openedAndDepositedOnce();
+
+        assertThat(holder.dropStoredEvents()).as("before the store stage stored them").isTrue();
+        holder.storedUpTo(1);
+        assertThat(holder.dropStoredEvents()).as("once stored: dropped").isFalse();
+    }
+
+    @Test
+    void eventsOfAGivenUpGenerationAreDroppedForTheyWillNeverBeStored() throws Exception {
+        AggregateHolder<Account> holder = openedAndDepositedOnce();
+
+        holder.poison(0);
+
+        assertThat(holder.dropStoredEvents()).isFalse();
+    }
+
+    /** An account stored with its opening, then a deposit handled on it (sequence 1) and not yet stored. */
+    private AggregateHolder<Account> openedAndDepositedOnce() throws Exception {
+        stored(0, new Opened("a"));
+        AggregateHolder<Account> holder = repository.preloaded().preload("a", false, false, 0, null);
+        CommandSlot slot = new CommandSlot(store);
+        holder.beginCommand(slot);
+        holder.commandSucceeded(java.util.List.of(
+                new GenericDomainEventMessage<>(Account.class.getSimpleName(), "a", 1, new Deposited("a", 10))));
+        return holder;
+    }
 }
