@@ -53,7 +53,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final ReRuns reRuns;
     /**
      * This thread's aggregates whose events were on their way to the store after a command, in the order of their
-     * commands: between batches the head is dropped while its events are stored, so that a cached aggregate does not
+     * commands: between batches the oldest drop their stored events ({@link #dropStoredEvents}), so that a cached aggregate does not
      * keep its last command's events in memory until its next command (about as much again as the aggregate, measured:
      * docs/benchmarks.md). An aggregate may stand in it once per command in flight; the deque grows to the most in
      * flight once and then allocates nothing. This thread only.
@@ -106,21 +106,28 @@ final class HandleStage implements EventHandler<CommandSlot> {
     @Override
     public void onBatchStart(long batchSize, long queueDepth) {
         serveReRuns();
-        dropStoredEvents();
+        dropStoredEvents(2 * batchSize + 16);
     }
 
     /** Woken from its wait by a store thread's request ({@link ReRunBarrier}). */
     @Override
     public void onTimeout(long sequence) {
         serveReRuns();
-        dropStoredEvents();
+        dropStoredEvents(64);
     }
 
-    /** Drops the stored events of the aggregates at the head of {@link #awaitingStore}, oldest command first. */
-    private void dropStoredEvents() {
-        AggregateHolder<?> head;
-        while ((head = awaitingStore.peekFirst()) != null && !head.dropStoredEvents()) {
-            awaitingStore.pollFirst();
+    /**
+     * Looks at up to {@code budget} of the aggregates in {@link #awaitingStore}, oldest command first: each drops its
+     * stored events, and one whose events are still on their way goes to the back, so that one slow store (another
+     * shard's, say) holds none of the others. A budget of about twice the batch keeps the work per command constant
+     * however many commands are in flight.
+     */
+    private void dropStoredEvents(long budget) {
+        for (long looked = Math.min(budget, awaitingStore.size()); looked > 0; looked--) {
+            AggregateHolder<?> holder = awaitingStore.pollFirst();
+            if (holder.dropStoredEvents()) {
+                awaitingStore.addLast(holder);
+            }
         }
     }
 
