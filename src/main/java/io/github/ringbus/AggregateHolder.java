@@ -90,7 +90,8 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     /** The eviction request up to which this aggregate is as the store had it; see {@link #beginCommand}. */
     private long evictionEpoch;
     /** Events handled successfully but not yet known to be stored, oldest first. */
-    private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>(2); // 16 by default: memory per cached aggregate
+    // 2, not the default 16: every cached aggregate has one (docs/benchmarks.md, the cache's memory)
+    private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>(2);
     /**
      * Set when a failed command's changes could not be undone (the store could not be read): {@link #aggregate} still
      * holds them, and the next command reads the aggregate again from the store and {@link #unstored}.

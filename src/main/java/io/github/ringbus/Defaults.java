@@ -40,7 +40,7 @@ final class Defaults {
      * database 0.5 ms away and a cache of a tenth of 100,000 aggregates, 16 reads at once did 1.4-1.7x what 4 did on 2
      * cores (and no worse on loopback), and 64 did 12x what 4 did on 16 cores, past SimpleCommandBus with 64 callers;
      * on 2 cores 1 ms away 8 did 0.6x what 16 did, and 32 or 64 no better than 16 (docs/benchmarks.md, "A database
-     * across the network" and "Reads ahead by latency"). The threads run only while aggregates are missing.
+     * across the network" and "Reads ahead by the round trip"). The threads run only while aggregates are missing.
      *
      * @param connectionPoolSize the connection pool's size, or 0 when not known
      * @param databaseLatency    the round trip to the database, or null when not known
@@ -58,9 +58,9 @@ final class Defaults {
         return readAheadThreads(connectionPoolSize, null, Runtime.getRuntime().availableProcessors());
     }
 
-    /** Reads of missing aggregates that one core keeps up with: 2 cores on loopback did about 7,900 commands/s, 9 in 10 reads. */
+    /** Reads of missing aggregates one core keeps up with: 2 cores on loopback did ~7,900 commands/s, 9 in 10 reads. */
     static final int READS_PER_SECOND_PER_CORE = 4_000;
-    /** Round trips of one read of a missing aggregate: 3 in a transaction (begin with the first query, events, commit). */
+    /** Round trips of one read of a missing aggregate: 3 in a transaction (begin and first query, events, commit). */
     static final int ROUND_TRIPS_PER_READ = 3;
     /** A read's time on the server beside its round trips (snapshot look-up and events of a small aggregate). */
     static final Duration READ_ON_SERVER = Duration.ofMillis(1).dividedBy(4);

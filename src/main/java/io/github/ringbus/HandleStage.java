@@ -53,9 +53,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
     private final ReRuns reRuns;
     /**
      * This thread's aggregates whose events were on their way to the store after a command, in the order of their
-     * commands: between batches the oldest drop their stored events ({@link #dropStoredEvents}), so that a cached aggregate does not
-     * keep its last command's events in memory until its next command (about as much again as the aggregate, measured:
-     * docs/benchmarks.md). An aggregate may stand in it once per command in flight; the deque grows to the most in
+     * commands: between batches the oldest drop their stored events ({@link #dropStoredEvents}), so that a cached
+     * aggregate does not keep its last command's events in memory until its next command (about as much again as the
+     * aggregate, measured: docs/benchmarks.md). An aggregate may stand in it once per command in flight; the deque grows to the most in
      * flight once and then allocates nothing. This thread only.
      */
     private final ArrayDeque<AggregateHolder<?>> awaitingStore = new ArrayDeque<>(64);

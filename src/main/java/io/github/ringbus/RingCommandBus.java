@@ -546,8 +546,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
          * commands behind it on threads of their own (each read takes a database connection while it runs), instead
          * of reading them one after another on its thread. Matters when the aggregates in use outnumber
          * {@link #cacheSize}, and after a start. Between 0 (every missing aggregate read by the preload stage itself)
-         * and 64; default four per core, at least 16 and at most 64, more where the {@link #databaseLatency} is given and
-         * high (as many as the reads this machine keeps up with take at that round trip), and at most half the
+         * and 64; default four per core, at least 16 and at most 64, more where the {@link #databaseLatency} is given
+         * and high (as many as the reads this machine keeps up with take at that round trip), and at most half the
          * {@link #connectionPoolSize} when it is given. The threads start with the first such read and end after 30 s
          * without one.
          */

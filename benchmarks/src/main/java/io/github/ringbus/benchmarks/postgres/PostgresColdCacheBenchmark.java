@@ -170,7 +170,7 @@ public class PostgresColdCacheBenchmark {
             }
         }
 
-        /** Stores every account's history (AccountOpened, then deposits) through the engine, about 5,000 events a transaction. */
+        /** Stores every account's history (AccountOpened, then deposits) through the engine, ~5,000 events a commit. */
         private void storeAccounts(EventStorageEngine engine, EventStorage storage) {
             int perTransaction = Math.max(1, 5_000 / history);
             for (int from = 0; from < accounts; from += perTransaction) {
