@@ -379,14 +379,12 @@ final class CommandSlot implements StageTimes {
 
     /**
      * A command for another aggregate, sent and waited for from this command's handler, runs in place on that
-     * aggregate: until {@link #inPlaceDone}, the repository hands its handler that aggregate.
+     * aggregate: until the next call, the repository hands its handler that aggregate. When it is done, the target
+     * goes back to the one before it (null at the top; the enclosing command's aggregate when it was sent from the
+     * handler of a command itself run in place).
      */
     void runInPlaceOn(AggregateHolder<?> target) {
         inPlaceTarget = target;
-    }
-
-    void inPlaceDone() {
-        inPlaceTarget = null;
     }
 
     /** @return the aggregate of the command running in place from this command's handler, or null */

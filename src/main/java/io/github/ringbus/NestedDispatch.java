@@ -178,19 +178,22 @@ final class NestedDispatch {
             return null;
         }
         boolean[] settled = {false};
+        // The aggregate a command run in place further out runs on (this one may be sent from its handler): it is
+        // the target again once this command is done, for that handler's own later calls to the repository.
+        AggregateHolder<?> enclosing = outer.inPlaceTarget();
         outer.runInPlaceOn(holder);
         try {
             // The aggregate's bookkeeping is done before the callback tells the waiting handler the outcome.
             // Its events and the aggregate's state are taken back by runInPlace when it fails (see takeBack).
-            runInPlace(command, callback, handler, null, result -> {
+            runInPlace(command, callback, handler, null, holder, result -> {
                 settled[0] = true;
-                outer.inPlaceDone();
+                outer.runInPlaceOn(enclosing);
                 if (!rolledBack(result)) {
                     outer.borrow(holder, generation);
                 }
             });
         } finally {
-            outer.inPlaceDone();
+            outer.runInPlaceOn(enclosing);
             if (!settled[0]) {
                 // A dispatch interceptor or the message monitor threw around the handler: whatever the command
                 // applied is in the outer command's list, so the aggregate shares the outer command's fate.
@@ -262,17 +265,22 @@ final class NestedDispatch {
     /** Runs the command now, on this thread, as SimpleCommandBus would; a null handler fails it as not handled. */
     private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
                             MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer) {
-        runInPlace(command, callback, handler, outer, result -> {
+        runInPlace(command, callback, handler, outer, null, result -> {
         });
     }
 
     /**
      * As {@link #runInPlace(CommandMessage, CommandCallback, MessageHandler, CommandSlot)}, giving the command's
      * result to {@code beforeCallback} once the command is done and before its callback is called.
+     *
+     * @param target the other aggregate this command runs on ({@link #runOnAnotherAggregate}), or null: a plain
+     *               handler's command, or one of the root's own aggregate, has none of its own, even when it is sent
+     *               from the handler of a command that runs in place on another aggregate (that aggregate belongs to
+     *               the enclosing command, which is still running, and is not this command's to give back)
      */
     private void runInPlace(CommandMessage<?> command, CommandCallback<Object, Object> callback,
                             MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
-                            Consumer<ResultMessage<?>> beforeCallback) {
+                            AggregateHolder<?> target, Consumer<ResultMessage<?>> beforeCallback) {
         CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
         MessageMonitor.MonitorCallback monitor = messageMonitor.onMessageIngested(intercepted);
         ResultMessage<?> result;
@@ -284,7 +292,6 @@ final class NestedDispatch {
             // place apply or publish joins that slot's events, and must leave them again if this command rolls back.
             CommandSlot root = slotHandledOnThisThread();
             int eventsBefore = root == null ? 0 : root.events.size();
-            AggregateHolder<?> target = root == null ? null : root.inPlaceTarget();
             DefaultUnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(intercepted);
             SlotUnitOfWork.markRunInPlace(unitOfWork);
             result = unitOfWork.executeWithResult(

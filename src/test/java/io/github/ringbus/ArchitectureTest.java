@@ -206,9 +206,7 @@ class ArchitectureTest {
         SLOT_WRITERS_CALLED_BY.put("prepareReRun <- HandleStage", "handler thread: forgets a run the store refused "
                 + "before handling it again");
         SLOT_WRITERS_CALLED_BY.put("runInPlaceOn <- NestedDispatch", "handler thread: a nested command runs in place "
-                + "in the outer command's slot");
-        SLOT_WRITERS_CALLED_BY.put("inPlaceDone <- NestedDispatch", "handler thread: the nested command run in place "
-                + "is done");
+                + "in the outer command's slot, and gives the target back to the enclosing one when it is done");
         SLOT_WRITERS_CALLED_BY.put("recordStageFailure <- StageGuard", "any stage thread, on the slot it holds: a "
                 + "failure escaped the stage (its sequence, published after, orders the write for the next stages)");
         SLOT_WRITERS_CALLED_BY.put("clear <- CompleteStage", "the completing thread (complete stage, or a store thread "
