@@ -370,6 +370,14 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         this.slot = slot;
     }
 
+    /**
+     * @return true when the aggregate is lent to that command now: its own, or one run in place from its handler
+     *         (its events go to that command's list), until the command succeeds or is restored
+     */
+    boolean lentTo(CommandSlot slot) {
+        return this.slot == slot;
+    }
+
     EventBus sink() {
         return sink;
     }

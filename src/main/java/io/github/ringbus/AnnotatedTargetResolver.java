@@ -75,6 +75,29 @@ public final class AnnotatedTargetResolver implements CommandTargetResolver {
         return new VersionedAggregateIdentifier(identifier, version);
     }
 
+    /**
+     * The identifier the command's payload names, without an exception where it names none: for commands no
+     * aggregate handles, most of which name none ({@code NamedTargets}).
+     *
+     * @return the identifier as a string, or null when the payload type has no {@link TargetAggregateIdentifier}
+     *         member, it holds null, or it cannot be read
+     */
+    String identifierOrNull(CommandMessage<?> command) {
+        if (command.getPayloadType() == null) {
+            return null;
+        }
+        AccessibleObject member = accessors.get(command.getPayloadType()).identifier;
+        if (member == null) {
+            return null;
+        }
+        try {
+            Object identifier = read(member, command.getPayload());
+            return identifier == null ? null : identifier.toString();
+        } catch (InvocationTargetException | IllegalAccessException | RuntimeException unreadable) {
+            return null;
+        }
+    }
+
     private static AccessibleObject find(Class<?> type, Class<? extends Annotation> annotation) {
         for (Method method : ReflectionUtils.methodsOf(type)) {
             if (AnnotationUtils.isAnnotationPresent(method, annotation)) {

@@ -11,9 +11,11 @@ import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Where each command goes: its subscribed handler, and, for commands an aggregate handles, the aggregate type's
@@ -64,6 +66,15 @@ final class CommandRoutes {
     private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
     private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
     private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
+    /** The ring repositories registered here, in order; written when repositories register. */
+    private final List<RingRepository<?>> repositories = new CopyOnWriteArrayList<>();
+    /**
+     * For a plain handler's command (one no aggregate handles: an external command handler, in Axon's words), the
+     * ring repository its handler last loaded an aggregate from. Written by handler threads when such a handler loads
+     * one ({@link #learnLoad}), read by the preload stage ({@link #repositoryNamedBy}); a race between them only
+     * decides whether one command finds its aggregate preloaded or lent in place.
+     */
+    private final Map<String, RingRepository<?>> loadedByPlainHandlers = new ConcurrentHashMap<>();
 
     /**
      * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
@@ -106,6 +117,47 @@ final class CommandRoutes {
         // Messages sent to the aggregates outside a command (deadlines) go through the ring as internal commands.
         aggregateRoutes.put(repository.delivery().commandName(), new AggregateRoute(repository, false, false));
         handlers.put(repository.delivery().commandName(), repository.delivery());
+        repositories.add(repository);
+    }
+
+    /**
+     * A plain handler's command on this thread loaded an aggregate through a ring repository: later commands of the
+     * same name that name an aggregate ({@link NamedTargets#of}) are routed to it and find it preloaded. Any thread.
+     */
+    void learnLoad(String commandName, RingRepository<?> repository) {
+        if (aggregateRoutes.get(commandName) == null && loadedByPlainHandlers.get(commandName) != repository) {
+            loadedByPlainHandlers.put(commandName, repository);
+        }
+    }
+
+    /**
+     * The ring repository whose aggregate a plain handler's command names: the one its handler loaded from before;
+     * else one that has the aggregate in memory; else, when {@code readStore}, the one whose type the event store has
+     * for the identifier. Preload-stage thread only (it looks in the caches).
+     *
+     * @return the repository, or null when none is known to hold that aggregate
+     * @throws Exception when the event store cannot be read
+     */
+    RingRepository<?> repositoryNamedBy(String commandName, String identifier, boolean readStore) throws Exception {
+        RingRepository<?> learned = loadedByPlainHandlers.get(commandName);
+        if (learned != null) {
+            return learned;
+        }
+        for (int i = 0; i < repositories.size(); i++) {
+            if (repositories.get(i).preloaded().inMemory(identifier)) {
+                return repositories.get(i);
+            }
+        }
+        if (!readStore || repositories.isEmpty()) {
+            return null;
+        }
+        String type = repositories.get(0).storedTypeOf(identifier);
+        for (int i = 0; type != null && i < repositories.size(); i++) {
+            if (repositories.get(i).aggregateTypeName().equals(type)) {
+                return repositories.get(i);
+            }
+        }
+        return null;
     }
 
     /**

@@ -204,15 +204,80 @@ final class NestedDispatch {
     }
 
     /**
+     * A handler on this thread asked a ring repository for an aggregate that is neither its command's target nor that
+     * of a command run in place around it: an external command handler (a component handed the aggregate's
+     * repository) loading an aggregate its command does not name, or an aggregate's handler loading another one, as
+     * Axon's repositories allow. Where this thread owns every aggregate and their cache ({@link Topology#COMPACT}),
+     * the aggregate is lent to the command as to a command run in place on it: in its state in the ring (every command
+     * of it before this one in ring order), its events joining the command's, restored if the command fails, given up
+     * if they fail to be stored ({@link CommandSlot#borrow}). A second load of it in the same command gets the same
+     * instance, as in Axon's Unit of Work. Elsewhere another thread owns it, and the load fails, saying how to route
+     * the command (the preload stage routes a command that names its aggregate with
+     * {@code @TargetAggregateIdentifier}: {@code PreloadStage}); the command's name is remembered either way, so that
+     * its later commands are routed to the aggregate type it loaded ({@link CommandRoutes#learnLoad}).
+     *
+     * @return the aggregate's holder, lent to the slot's command
+     * @throws AggregateNotFoundException when there is no such aggregate
+     * @throws IllegalStateException      when this thread does not own the aggregate, or (in a command run in place)
+     *                                    a command of it dispatched before is still in the ring
+     * @throws Exception                  when the aggregate could not be read
+     */
+    AggregateHolder<?> lendForLoad(RingRepository<?> repository, String identifier, CommandSlot slot) throws Exception {
+        UnitOfWork<?> current = CurrentUnitOfWork.get();
+        String commandName = ((CommandMessage<?>) current.getMessage()).getCommandName();
+        boolean topLevel = current == current.root();
+        if (topLevel) {
+            routes.learnLoad(commandName, repository);
+        }
+        String aggregate = "aggregate [" + identifier + "] of [" + repository.aggregateType().getSimpleName() + "]";
+        if (!handlerThreadOwnsEveryAggregate) {
+            if (slot.repository == null && identifier.equals(NamedTargets.of(slot.command))) {
+                // The preload stage looked for the aggregate the command names, in every cache and in the store,
+                // in ring order: there is none.
+                throw new AggregateNotFoundException(identifier, "The aggregate was not found in the event store");
+            }
+            throw new IllegalStateException(
+                    "The handler of command [" + commandName + "] loads " + aggregate + ", which its command was not "
+                            + "routed to: with several handler threads or the FULL topology, another thread owns "
+                            + "that aggregate. ringbus routes a command whose handler loads an aggregate to that "
+                            + "aggregate's thread, with the aggregate preloaded, when the command names it with "
+                            + "@TargetAggregateIdentifier (one aggregate per command); or use the COMPACT topology "
+                            + "(one handler thread), where a handler may load any aggregate");
+        }
+        AggregateHolder<?> holder = repository.preloaded().preload(identifier, false, false, slot.sequence, null);
+        if (holder == null) {
+            throw new AggregateNotFoundException(identifier, "The aggregate was not found in the event store");
+        }
+        if (holder.lentTo(slot)) {
+            return holder; // loaded before in this command, or changed by a command run in place around this one
+        }
+        if (!topLevel && pipeline.anyPublishedAfter(slot.sequence, queued -> mayTarget(queued, repository,
+                                                                                        identifier))) {
+            throw new IllegalStateException(
+                    "The handler of command [" + commandName + "], run in place inside command ["
+                            + slot.commandName() + "], loads " + aggregate + ", but a command for it dispatched "
+                            + "before is still in the ring, and loading it now would change their order");
+        }
+        int generation = holder.beginCommand(slot);
+        slot.borrow(holder, generation);
+        return holder;
+    }
+
+    /**
      * Whether a command already in the ring may be for the given aggregate: it is for that aggregate type and its
-     * target is that identifier, or cannot be resolved.
+     * target is that identifier, or cannot be resolved; or a plain handler's command names that identifier (its
+     * handler may load it).
      */
     private boolean mayTarget(CommandMessage<?> queued, RingRepository<?> repository, String target) {
         if (queued == null) {
             return false;
         }
         CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(queued.getCommandName());
-        if (route == null || route.repository() != repository) {
+        if (route == null) {
+            return routes.ownRepositoryRouteFor(queued.getCommandName()) == null
+                    && target.equals(NamedTargets.of(queued));
+        }
+        if (route.repository() != repository) {
             return false;
         }
         try {

@@ -109,7 +109,7 @@ final class Pipeline implements RingStages {
         this.reRuns = new ReRuns(settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed, reRuns::slot,
-                                            settings.readAheadThreads() > 0), leftInterrupts);
+                                            settings.readAheadThreads() > 0, !compact), leftInterrupts);
         List<StagePlan.Stage> handlers = new ArrayList<>();
         for (int segment = 0; segment < settings.handlerThreads(); segment++) {
             handlers.add(StagePlan.handling("handle-" + segment, new StageGuard(

@@ -40,6 +40,11 @@ final class PreloadStage implements EventHandler<CommandSlot> {
     private final LongFunction<CommandSlot> slots;
     /** Whether missing aggregates are read ahead at all. */
     private final boolean readsAhead;
+    /**
+     * Whether the event store is read to find which aggregate type a plain handler's command names: where no handler
+     * thread owns every aggregate (not {@code COMPACT}), such a command finds its aggregate only if preloaded.
+     */
+    private final boolean readsNamedAggregateTypes;
     /** Run by a repository before it reads a missing aggregate on this thread (allocated once). */
     private final Runnable lookAhead = this::readAheadOfMiss;
     /** The repositories with reads ahead started in the current batch. */
@@ -61,9 +66,12 @@ final class PreloadStage implements EventHandler<CommandSlot> {
      * @param timed          whether each slot records when it was preloaded
      * @param slots          the ring's slots by sequence (read only for commands already published)
      * @param readsAhead     whether missing aggregates are read ahead ({@link ColdReads#enabled()})
+     * @param readsNamedAggregateTypes whether the store is read for the type of an aggregate a plain handler's command
+     *                       names, when no earlier command told ({@link CommandRoutes#repositoryNamedBy})
      */
     PreloadStage(CommandRoutes routes, int handlerThreads, boolean timed, LongFunction<CommandSlot> slots,
-                 boolean readsAhead) {
+                 boolean readsAhead, boolean readsNamedAggregateTypes) {
+        this.readsNamedAggregateTypes = readsNamedAggregateTypes;
         this.routes = routes;
         this.handlerThreads = handlerThreads;
         this.timed = timed;
@@ -155,7 +163,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         if (route == null) {
             OwnRepositoryRoute ownRepository = routes.ownRepositoryRouteFor(commandName);
             if (ownRepository == null) {
-                slot.segment = segmentOfSequence(sequence);
+                preloadNamedAggregate(slot, commandName, sequence);
             } else {
                 routeOwnRepository(slot, ownRepository, sequence);
             }
@@ -186,6 +194,31 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         }
         slot.holder = holder;
         slot.segment = segmentOf(identifier);
+    }
+
+    /**
+     * A plain handler's command (an external command handler, in Axon's words: a component whose handler loads an
+     * aggregate through its repository) that names an aggregate with {@code @TargetAggregateIdentifier} goes to the
+     * handler thread that owns that aggregate, as the aggregate's own commands do, so that it runs in ring order with
+     * them; and when it is known which aggregate type that is ({@link CommandRoutes#repositoryNamedBy}), the
+     * aggregate is preloaded as its target: its handler's {@code load} finds it there, and its events are stored with
+     * the command's, as an aggregate command's are. One that names none goes to any thread (by sequence); on
+     * {@code COMPACT}, where one thread owns every aggregate, whatever it loads is lent to it in place
+     * ({@link NestedDispatch#lendForLoad}).
+     */
+    private void preloadNamedAggregate(CommandSlot slot, String commandName, long sequence) throws Exception {
+        String identifier = NamedTargets.of(slot.command);
+        if (identifier == null) {
+            slot.segment = segmentOfSequence(sequence);
+            return;
+        }
+        slot.segment = segmentOf(identifier);
+        RingRepository<?> repository = routes.repositoryNamedBy(commandName, identifier, readsNamedAggregateTypes);
+        if (repository != null) {
+            // Null when there is no such aggregate: the handler's load then fails as not found.
+            slot.holder = repository.preloaded().preload(identifier, false, false, sequence, lookAhead);
+            slot.repository = repository;
+        }
     }
 
     /**

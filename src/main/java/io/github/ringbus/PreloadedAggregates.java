@@ -67,6 +67,15 @@ final class PreloadedAggregates<T> {
     }
 
     /**
+     * @return whether the aggregate is in memory (cached, or created by a command in the ring); nothing is read.
+     *         Preload-stage thread only
+     */
+    boolean inMemory(String identifier) {
+        assert onThePreloadingThread() : preloadedElsewhere("inMemory");
+        return cache.contains(identifier);
+    }
+
+    /**
      * Puts the aggregate with the given identifier in memory for the command in ring slot {@code slotSequence}: from
      * the cache, or read from the event store on a miss. Preload-stage thread only.
      *

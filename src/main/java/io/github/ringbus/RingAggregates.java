@@ -47,12 +47,16 @@ final class RingAggregates {
     private final CommandTargetResolver busTargetResolver;
     /** Puts messages sent to an aggregate outside a command (deadlines) in the ring. */
     private final BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery;
+    /** Lends a handler an aggregate its command was not routed to (the bus's {@link NestedDispatch}). */
+    private final RingRepository.Lender lender;
 
     RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, ColdReads coldReads,
                    TransactionManager readTransactions, LongSupplier completedSequence,
                    OffPipelineSnapshots snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
                    CommandTargetResolver busTargetResolver,
-                   BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery) {
+                   BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery,
+                   RingRepository.Lender lender) {
+        this.lender = Objects.requireNonNull(lender, "lender");
         this.routes = routes;
         this.eventStore = eventStore;
         this.cacheSize = cacheSize;
@@ -100,6 +104,7 @@ final class RingAggregates {
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
                 cacheSize, completedSequence, targetResolver, evictions, coldReads, readTransactions);
         repository.deliverThrough(delivery);
+        repository.lendThrough(lender);
         routes.register(repository);
         return repository;
     }

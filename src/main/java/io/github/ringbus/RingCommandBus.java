@@ -125,7 +125,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              settings.readTransactionManager(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
-                                             settings.commandTargetResolver(), dispatches::deliver);
+                                             settings.commandTargetResolver(), dispatches::deliver,
+                                             nested::lendForLoad);
     }
 
     /** @return a builder with defaults suited to the machine it runs on; only the event store is required */

@@ -14,6 +14,7 @@ import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.messaging.Message;
@@ -101,6 +102,23 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     private final OutsideRingRepository<T> outsideRing;
     /** Puts a delivery in the ring; set by the bus that created this repository. */
     private volatile BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring;
+    /** Lends a handler an aggregate its command was not routed to; set by the bus that created this repository. */
+    private volatile Lender lender = Lender.NONE;
+
+    /**
+     * Lends the handler running on this thread (of the command in {@code slot}) an aggregate its command was not
+     * routed to, or says why it cannot: {@link NestedDispatch#lendForLoad}.
+     */
+    interface Lender {
+        /** Without a bus: nothing is lent. */
+        Lender NONE = (repository, identifier, slot) -> {
+            throw new IllegalStateException(
+                    "Command [" + slot.commandName() + "] asked for aggregate [" + identifier + "], which is not its "
+                            + "target, of a ringbus repository that no bus lends aggregates through");
+        };
+
+        AggregateHolder<?> lend(RingRepository<?> repository, String identifier, CommandSlot slot) throws Exception;
+    }
 
     /**
      * @param model                     the aggregate's model (its command and event sourcing handlers)
@@ -186,6 +204,43 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      */
     void deliverThrough(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring) {
         this.ring = Objects.requireNonNull(ring, "ring");
+    }
+
+    /**
+     * Connects loads of aggregates a command was not routed to to the bus that lends them: called once by the bus
+     * that created this repository.
+     */
+    void lendThrough(Lender lender) {
+        this.lender = Objects.requireNonNull(lender, "lender");
+    }
+
+    /**
+     * @return the aggregate type name the store has for the identifier (that of its first event, or snapshot), or
+     *         null when it has no event of it. In one transaction of the read transaction manager; any thread
+     * @throws Exception when the store cannot be read
+     */
+    String storedTypeOf(String identifier) throws Exception {
+        Transaction transaction = readTransactions == NoTransactionManager.INSTANCE
+                ? null : readTransactions.startTransaction();
+        String type;
+        try {
+            DomainEventStream stream = eventStore instanceof RingEventStore ringStore
+                    ? ringStore.readStoredEvents(identifier) : eventStore.readEvents(identifier);
+            type = stream.hasNext() ? stream.peek().getType() : null;
+        } catch (Throwable failure) {
+            if (transaction != null) {
+                try {
+                    transaction.rollback();
+                } catch (Throwable rollbackFailure) {
+                    failure.addSuppressed(rollbackFailure);
+                }
+            }
+            throw failure;
+        }
+        if (transaction != null) {
+            transaction.commit();
+        }
+        return type;
     }
 
     /**
@@ -362,7 +417,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         // creates alongside, as from any live aggregate.
         AggregateHolder<T> holder = inPlaceTargetOf(slot);
         if (holder == null || calledBy(holder)) {
-            if (calledByALiveAggregate() || sentBesideTheRing(slot)) {
+            if (calledByALiveAggregate() || sentBesideTheRing(slot) || !handlesCurrentCommand()) {
+                // createNew from a live aggregate, or a handler that is not this aggregate's (an external command
+                // handler) asking for a new one: created beside the command's own aggregate, if any.
                 return createAlongside(slot, factoryMethod, initMethod);
             }
             holder = ownHolder(slot);
@@ -566,15 +623,30 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                 });
             });
         }
-        AggregateHolder<T> holder = ownHolder(slot);
-        if (holder == null || !aggregateIdentifier.equals(holder.identifier())) {
-            throw new IllegalStateException(
-                    "Command [" + slot.commandName() + "] asked repository of [" + aggregateType.getSimpleName()
-                            + "] for aggregate [" + aggregateIdentifier + "], which is not the command's target ("
-                            + (holder == null ? "none" : holder.identifier()) + "); ringbus hands a handler only "
-                            + "the aggregate its command targets");
+        if (slot.repository == this && slot.holder != null && aggregateIdentifier.equals(slot.holder.identifier())) {
+            return (AggregateHolder<T>) slot.holder; // the command's target, preloaded
         }
-        return holder;
+        if (slot.repository == this && slot.holder == null && !handlesCurrentCommand()
+                && aggregateIdentifier.equals(NamedTargets.of(slot.command))) {
+            // A plain handler's command that names this aggregate, routed here: the preload stage found none.
+            throw new AggregateNotFoundException(aggregateIdentifier, "The aggregate was not found in the event store");
+        }
+        // Not the command's target: an external command handler's load, or an aggregate's handler loading another
+        // aggregate through an injected repository, as Axon's repositories allow.
+        try {
+            return (AggregateHolder<T>) lender.lend(this, aggregateIdentifier, slot);
+        } catch (RuntimeException | Error failure) {
+            throw failure;
+        } catch (Exception unreadable) {
+            throw new EventStoreException("Aggregate [" + aggregateIdentifier + "] of [" + aggregateType.getSimpleName()
+                                                  + "] could not be read from the event store", unreadable);
+        }
+    }
+
+    /** True when the current Unit of Work's command is one of this aggregate type's own (or a message delivered to it). */
+    private boolean handlesCurrentCommand() {
+        String name = ((CommandMessage<?>) CurrentUnitOfWork.get().getMessage()).getCommandName();
+        return createsAggregateByCommandName.containsKey(name) || name.equals(delivery.commandName());
     }
 
     /**

@@ -283,7 +283,7 @@ class ArchitectureTest {
         CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AxonServerFailures", "AggregateConfigurerSettings", "OffPipelineSnapshots",
                                            "OffPipelineSnapshotter"));
         CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
-                                             "Backoff", "AnnotatedTargetResolver", "FullRingPolicy", "PublishMode",
+                                             "Backoff", "AnnotatedTargetResolver", "NamedTargets", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
                                              "PipelineMonitor", "StageTimes", "StoreBatchListener", "RunOnce"));
