@@ -138,6 +138,12 @@ final class CommandSlot implements StageTimes {
     private final ArrayList<Integer> borrowedGenerations = new ArrayList<>(2);
     /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
     private AggregateHolder<?> inPlaceTarget;
+    /**
+     * Aggregates this command's handler created on a command bus beside the ring (an injected
+     * {@code SimpleCommandBus}), in its Unit of Work: later commands it sends on that bus find them
+     * ({@link #createdBeside(Object, String)}). Handle stage; preallocated and empty for nearly every command.
+     */
+    private final ArrayList<AggregateHolder<?>> createdBeside = new ArrayList<>(0);
     long handledNanos;
     /** How many times the command was run again ({@link ReRuns}). */
     private int reRunCount;
@@ -354,6 +360,25 @@ final class CommandSlot implements StageTimes {
      *
      * @param cause why the last run is discarded, for the rollback handlers
      */
+    /** A command sent on a bus beside the ring by this command's handler created that aggregate. Handle stage. */
+    void createdBeside(AggregateHolder<?> created) {
+        createdBeside.add(created);
+    }
+
+    /**
+     * @return the aggregate of that repository and identifier that this command's handler created on a bus beside the
+     *         ring, or null
+     */
+    AggregateHolder<?> createdBeside(Object repository, String identifier) {
+        for (int i = 0; i < createdBeside.size(); i++) {
+            AggregateHolder<?> created = createdBeside.get(i);
+            if (created.repository() == repository && identifier.equals(created.identifier())) {
+                return created;
+            }
+        }
+        return null;
+    }
+
     void prepareReRun(Throwable cause) {
         if (unitOfWork.phase() == UnitOfWork.Phase.PREPARE_COMMIT) {
             unitOfWork.resume();
@@ -367,6 +392,7 @@ final class CommandSlot implements StageTimes {
         unitOfWork.forget();
         reRunCount++;
         events.clear();
+        createdBeside.clear();
         result = null;
         handlerFailure = null;
         rolledBack = false;
@@ -498,6 +524,7 @@ final class CommandSlot implements StageTimes {
         ranOnAggregate = false;
         borrowed.clear();
         borrowedGenerations.clear();
+        createdBeside.clear();
         reRunCount = 0;
         inPlaceTarget = null;
         storeFailure = null;

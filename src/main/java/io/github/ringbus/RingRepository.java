@@ -417,10 +417,17 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         // creates alongside, as from any live aggregate.
         AggregateHolder<T> holder = inPlaceTargetOf(slot);
         if (holder == null || calledBy(holder)) {
-            if (calledByALiveAggregate() || sentBesideTheRing(slot) || !handlesCurrentCommand()) {
+            if (sentBesideTheRing(slot) && !calledByALiveAggregate()) {
+                // A creation command sent on a bus beside the ring: later commands the handler sends on that bus
+                // find the new aggregate (targetOfCurrentCommand).
+                AggregateHolder<T> created = createAlongside(slot, factoryMethod, initMethod);
+                slot.createdBeside(created);
+                return created.aggregate();
+            }
+            if (calledByALiveAggregate() || !handlesCurrentCommand()) {
                 // createNew from a live aggregate, or a handler that is not this aggregate's (an external command
                 // handler) asking for a new one: created beside the command's own aggregate, if any.
-                return createAlongside(slot, factoryMethod, initMethod);
+                return createAlongside(slot, factoryMethod, initMethod).aggregate();
             }
             holder = ownHolder(slot);
         }
@@ -453,13 +460,12 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      * from the store, where it is once the creating command has completed. A duplicate identifier is refused by the
      * storage engine's unique constraint (JDBC, JPA), as for any creation.
      */
-    private Aggregate<T> createAlongside(CommandSlot slot, Callable<T> factoryMethod,
-                                         Consumer<Aggregate<T>> initMethod) throws Exception {
+    private AggregateHolder<T> createAlongside(CommandSlot slot, Callable<T> factoryMethod,
+                                               Consumer<Aggregate<T>> initMethod) throws Exception {
         AggregateHolder<T> holder = new AggregateHolder<>(this, null);
         holder.bind(slot);
-        EventSourcedAggregate<T> aggregate = initializeNew(holder, factoryMethod, initMethod);
-        holder.created(aggregate);
-        return aggregate;
+        holder.created(initializeNew(holder, factoryMethod, initMethod));
+        return holder;
     }
 
     /** A new aggregate from its factory method, applying its events into the holder's slot. */
@@ -604,12 +610,15 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             return (AggregateHolder<T>) inPlace;
         }
         if (sentBesideTheRing(slot)) {
-            if (!(slot.holder != null && slot.repository == this
-                    && aggregateIdentifier.equals(slot.holder.identifier()))) {
+            AggregateHolder<?> createdBeside = slot.createdBeside(this, aggregateIdentifier);
+            boolean own = slot.holder != null && slot.repository == this
+                    && aggregateIdentifier.equals(slot.holder.identifier());
+            if (!own && createdBeside == null) {
                 throw refusedBesideTheRing(slot, aggregateIdentifier);
             }
-            // The sender's own aggregate, which this thread owns: it runs here, as on Axon's bus. Should it roll
-            // back, what it applied cannot be taken out of the aggregate alone: the sender's command fails with it.
+            // The sender's own aggregate, which this thread owns, or one an earlier command it sent on that bus
+            // created: it runs here, as on Axon's bus. Should it roll back, what it applied cannot be taken out of
+            // the aggregate alone: the sender's command fails with it.
             UnitOfWork<?> nested = CurrentUnitOfWork.get();
             String nestedName = ((CommandMessage<?>) nested.getMessage()).getCommandName();
             nested.onRollback(u -> {
@@ -618,10 +627,14 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                 slot.unitOfWork.onPrepareCommit(p -> {
                     throw new IllegalStateException(
                             "Command [" + slot.commandName() + "] fails because command [" + nestedName + "], which "
-                                    + "its handler sent to the same aggregate [" + aggregateIdentifier + "] on a "
+                                    + "its handler sent to aggregate [" + aggregateIdentifier + "] ("
+                                    + (own ? "its own" : "created by a command it sent there before") + ") on a "
                                     + "command bus beside the ring, rolled back", cause);
                 });
             });
+            if (!own) {
+                return (AggregateHolder<T>) createdBeside;
+            }
         }
         if (slot.repository == this && slot.holder != null && aggregateIdentifier.equals(slot.holder.identifier())) {
             return (AggregateHolder<T>) slot.holder; // the command's target, preloaded

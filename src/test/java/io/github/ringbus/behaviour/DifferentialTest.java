@@ -35,6 +35,7 @@ import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.AggregateCreationPolicy;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.CreationPolicy;
+import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
 
 import java.time.Duration;
@@ -81,6 +82,8 @@ class DifferentialTest {
     private static volatile CommandGateway gateway;
     /** The bus the current program runs on, for handlers that dispatch on it directly. */
     private static volatile CommandBus bus;
+    /** The accounts' repository of the bus the current program runs on, for the external command handler. */
+    private static volatile Repository<Account> accounts;
 
     private RingCommandBus ring;
     private FaultyStorageEngine ringEngine;
@@ -352,7 +355,13 @@ class DifferentialTest {
          * An account's command that deposits, sends its nested steps (other accounts' commands, relays and scripts)
          * and waits, then applies a second event: on COMPACT each runs in place on its aggregate inside the sender's.
          */
-        RELAY
+        RELAY,
+        /**
+         * A plain handler's command, as Axon's external command handler: it loads the account it names through the
+         * accounts' repository and deposits; its one nested step names a second account it loads and deposits to too
+         * (on COMPACT only); then it may fail.
+         */
+        EXTERNAL
     }
 
     /** One command; {@code nested} only for SEND_OWN and SCRIPT. */
@@ -370,6 +379,9 @@ class DifferentialTest {
                 case SEND_OWN -> new SendOwn(account, amount, nestedCommands(), catchNested, throwAfter, onBus());
                 case SCRIPT -> new Script(nestedCommands(), catchNested, throwAfter, onBus());
                 case RELAY -> new Relay(account, amount, nestedCommands(), catchNested, throwAfter, onBus());
+                case EXTERNAL -> nested.isEmpty()
+                        ? new External(account, amount, null, 0, throwAfter)
+                        : new External(account, amount, nested.get(0).account, nested.get(0).amount, throwAfter);
             };
         }
 
@@ -436,6 +448,15 @@ class DifferentialTest {
                                                 Kind.APPLY_THEN_THROW, Kind.CLOSE, Kind.DEPOSIT_RUN_ONCE);
         Arbitrary<Step> plain = Combinators.combine(simple, account)
                                            .as((kind, id) -> new Step(kind, id, 0, false, false, List.of()));
+        // An external handler's command: it loads the account it names, and on COMPACT perhaps a second one.
+        Arbitrary<Step> external = Combinators.combine(account, account, Arbitraries.of(true, false),
+                                                       Arbitraries.of(true, false))
+                                              .as((id, second, both, throwing) -> new Step(
+                                                      Kind.EXTERNAL, id, 0, false, throwing,
+                                                      compact && both && !second.equals(id)
+                                                              ? List.of(new Step(Kind.DEPOSIT, second, 0, false,
+                                                                                 false, List.of()))
+                                                              : List.of()));
         // Nested in the sender's own aggregate: nothing that fails. One that fails after applying fails the sender
         // on ringbus; and after any failure Axon's repository loads the aggregate afresh for the next nested command
         // while the sender keeps its instance, so on SimpleCommandBus the sender no longer sees what they change
@@ -450,7 +471,7 @@ class DifferentialTest {
                                                                                        List.of()))
                                                            .collect(Collectors.toList())));
         if (!compact || depth >= 3) {
-            return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn));
+            return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn), Tuple.of(1, external));
         }
         Arbitrary<List<Step>> nestedSteps = step(true, depth + 1, nesting).list().ofMinSize(1).ofMaxSize(3)
                 // Not an aggregate's command that sends its own (its sends would nest a level on the same
@@ -463,7 +484,8 @@ class DifferentialTest {
                                             .as((nested, catching, throwing) -> new Step(
                                                     Kind.SCRIPT, "", 0, catching, throwing, nested));
         if (depth >= 2) {
-            return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn), Tuple.of(nesting, script));
+            return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn), Tuple.of(1, external),
+                                           Tuple.of(nesting, script));
         }
         // An aggregate's command that sends to other aggregates, run in place on each (their accounts, and those of
         // the relays around it, are taken out of its nested steps afterwards: withoutAncestors).
@@ -471,7 +493,7 @@ class DifferentialTest {
                                                     Arbitraries.of(true, false))
                                            .as((id, nested, catching, throwing) -> new Step(
                                                    Kind.RELAY, id, 0, catching, throwing, nested));
-        return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn),
+        return Arbitraries.frequencyOf(Tuple.of(6, plain), Tuple.of(1, sendOwn), Tuple.of(1, external),
                                        Tuple.of(nesting, script), Tuple.of(nesting, relay));
     }
 
@@ -554,7 +576,7 @@ class DifferentialTest {
     private static void collectEvents(Step step, List<Object> into) {
         switch (step.kind) {
             case OPEN_IF_MISSING -> into.add(new Opened(step.account));
-            case DEPOSIT, DEPOSIT_RUN_ONCE, CAPPED, APPLY_THEN_THROW, SEND_OWN ->
+            case DEPOSIT, DEPOSIT_RUN_ONCE, CAPPED, APPLY_THEN_THROW, SEND_OWN, EXTERNAL ->
                     into.add(new Deposited(step.account, step.amount));
             case CLOSE -> into.add(new Closed(step.account));
             case RELAY -> {
@@ -595,8 +617,9 @@ class DifferentialTest {
         EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
         SimpleCommandBus bus = SimpleCommandBus.builder().build();
-        register(Account.class, bus, eventStore);
+        accounts = register(Account.class, bus, eventStore);
         new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(bus);
+        new AnnotationCommandHandlerAdapter<>(new Externals()).subscribe(bus);
         gateway = DefaultCommandGateway.builder().commandBus(bus).build();
         DifferentialTest.bus = bus;
         for (String account : program.opened()) {
@@ -682,8 +705,9 @@ class DifferentialTest {
         subscribeFailing(eventStore, program.subscriberFailsOn());
         ring = shape.settings().apply(RingCommandBus.builder().eventStore(eventStore)
                                                     .shutdownTimeout(Duration.ofSeconds(5))).build();
-        ring.registerAggregate(Account.class);
+        accounts = ring.registerAggregate(Account.class);
         new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(ring);
+        new AnnotationCommandHandlerAdapter<>(new Externals()).subscribe(ring);
         Set<String> handled = ConcurrentHashMap.newKeySet();
         ring.registerHandlerInterceptor((unitOfWork, chain) -> {
             try {
@@ -799,13 +823,14 @@ class DifferentialTest {
         }));
     }
 
-    private static <A> void register(Class<A> type, SimpleCommandBus bus, EmbeddedEventStore eventStore) {
+    private static <A> Repository<A> register(Class<A> type, SimpleCommandBus bus, EmbeddedEventStore eventStore) {
+        Repository<A> repository = EventSourcingRepository.builder(type).eventStore(eventStore).build();
         AggregateAnnotationCommandHandler.<A>builder()
                                          .aggregateType(type)
-                                         .repository(EventSourcingRepository.builder(type).eventStore(eventStore)
-                                                                             .build())
+                                         .repository(repository)
                                          .build()
                                          .subscribe(bus);
+        return repository;
     }
 
     private static CompletableFuture<String> dispatch(CommandBus bus,
@@ -902,6 +927,11 @@ class DifferentialTest {
     record Relayed(String id, long amount) {
     }
 
+    /** Handled by {@link Externals}: loads {@code id} (and {@code second}, unless null) and deposits. */
+    record External(@TargetAggregateIdentifier String id, long amount, String second, long secondAmount,
+                    boolean throwAfter) {
+    }
+
     record Opened(String id) {
     }
 
@@ -965,6 +995,12 @@ class DifferentialTest {
             return balance;
         }
 
+        /** What an external command handler calls on a loaded account. */
+        long deposit(long amount) {
+            apply(new Deposited(id, amount));
+            return balance;
+        }
+
         @CommandHandler
         long handle(Capped command) {
             if (balance + command.amount() > command.cap()) {
@@ -1024,6 +1060,27 @@ class DifferentialTest {
         @EventSourcingHandler
         void on(Closed event) {
             markDeleted();
+        }
+    }
+
+    /**
+     * Axon's external command handler: a component handed the accounts' repository, which loads accounts and changes
+     * them (registered on both buses with their own repository).
+     */
+    static class Externals {
+
+        @CommandHandler
+        String handle(External command) {
+            long balance = accounts.load(command.id()).invoke(account -> account.deposit(command.amount()));
+            String result = String.valueOf(balance);
+            if (command.second() != null) {
+                result += "," + accounts.load(command.second())
+                                        .invoke(account -> account.deposit(command.secondAmount()));
+            }
+            if (command.throwAfter()) {
+                throw new IllegalStateException("external handler fails after loading");
+            }
+            return result;
         }
     }
 

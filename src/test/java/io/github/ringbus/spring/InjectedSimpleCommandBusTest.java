@@ -114,6 +114,10 @@ class InjectedSimpleCommandBusTest {
     record DepositElsewhere(String accountId, long amount) {
     }
 
+    /** Opens an account on the injected bus, then deposits into it on the same bus. */
+    record OpenThenDeposit(String accountId, long amount) {
+    }
+
     /**
      * A command handler that sends, from inside its own {@code @CommandHandler}, commands on the injected
      * {@code SimpleCommandBus} without waiting ("so that all commands participate in the same transaction"), as the
@@ -135,6 +139,17 @@ class InjectedSimpleCommandBusTest {
             }
             if (command.failAfterwards()) {
                 throw new IllegalStateException("fails after opening " + command.accountIds());
+            }
+        }
+
+        @CommandHandler
+        public void handle(OpenThenDeposit command) {
+            commandBus.dispatch(asCommandMessage(new Open(command.accountId())), LoggingCallback.INSTANCE);
+            FutureCallback<Object, Object> deposited = new FutureCallback<>();
+            commandBus.dispatch(asCommandMessage(new Deposit(command.accountId(), command.amount())), deposited);
+            CommandResultMessage<?> result = deposited.getResult();
+            if (result.isExceptional()) {
+                throw new IllegalStateException("the deposit failed", result.exceptionResult());
             }
         }
 
@@ -170,6 +185,23 @@ class InjectedSimpleCommandBusTest {
             EventStorageEngine engine = context.getBean(EventStorageEngine.class);
             assertThat(payloads(engine, "f1")).isEmpty();
             assertThat(payloads(engine, "f2")).isEmpty();
+        });
+    }
+
+    /**
+     * As on SimpleCommandBus: an aggregate a ring handler created on the injected bus is found again by the next command
+     * it sends there (this thread made it, in the sender's Unit of Work), and both are stored with the sender's command.
+     */
+    @Test
+    void aRingHandlerThatCreatesAnAggregateOnTheInjectedBusAndThenSendsItACommandThereStoresBoth() {
+        runner.run(context -> {
+            CommandGateway gateway = context.getBean(CommandGateway.class);
+
+            gateway.sendAndWait(new OpenThenDeposit("y1", 5));
+
+            assertThat(payloads(context.getBean(EventStorageEngine.class), "y1"))
+                    .containsExactly(new AccountEvents.Opened("y1"), new AccountEvents.Deposited("y1", 5));
+            assertThat(gateway.<Object>sendAndWait(new Deposit("y1", 2))).isEqualTo(7L);
         });
     }
 
