@@ -97,6 +97,12 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * holds them, and the next command reads the aggregate again from the store and {@link #unstored}.
      */
     private boolean unrestored;
+    /**
+     * One of this aggregate's events, handled and on its way to the store (or stored), in the form the store will give
+     * it back, which the event serializer cannot read ({@link #cannotBeReadBack}); or null. While set, every command
+     * reads the aggregate as a load on {@code SimpleCommandBus} would, that event included, and fails as it does.
+     */
+    private DomainEventMessage<?> unreadable;
 
     // --- preload-stage thread --------------------------------------------------------------------------------------
     private long lastSlotSequence = -1;
@@ -159,9 +165,18 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             generation = poisoned + 1;
             unstored.clear();
             unrestored = false;
+            unreadable = null; // read from the store alone, which fails by itself if that event is stored
             aggregate = rebuilt;
         }
         dropStoredEvents();
+        if (unreadable != null) {
+            // As SimpleCommandBus's load: the store's events, then those on their way with the unreadable one in its
+            // stored form. It fails as that load does (Axon's own exception); should the serializer read it now,
+            // the aggregate is as read.
+            aggregate = repository.readFromStore(identifier, this, withUnreadable(notYetStored(null)));
+            evictionEpoch = repository.evictionEpoch();
+            unreadable = null;
+        }
         long requested = repository.evictionEpoch();
         if ((unrestored || requested != evictionEpoch) && identifier != null) {
             // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
@@ -192,6 +207,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         generation = next;
         unstored.clear();
         unrestored = false;
+        unreadable = null;
         aggregate = rebuilt;
         evictionEpoch = repository.evictionEpoch();
     }
@@ -314,6 +330,30 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return a new list of the events to replay after the store's: {@link #unstored}, then this aggregate's among
      * {@code lentTo}'s events
      */
+    /**
+     * A command applied an event the event serializer writes but cannot read back (the handle stage read back its
+     * serialized form, {@code RingEventStore.asStored}): the command goes on to be stored, as on
+     * {@code SimpleCommandBus}, and every later command of this aggregate fails as its load there would
+     * ({@link #beginCommand}). Handle-stage thread.
+     *
+     * @param asStored the event as the store will give it back
+     */
+    void cannotBeReadBack(DomainEventMessage<?> asStored) {
+        if (unreadable == null) {
+            unreadable = asStored;
+        }
+    }
+
+    /** The events to replay with {@link #unreadable} in its stored form in place of the event it is. */
+    private List<DomainEventMessage<?>> withUnreadable(List<DomainEventMessage<?>> replay) {
+        for (int i = 0; i < replay.size(); i++) {
+            if (replay.get(i).getSequenceNumber() == unreadable.getSequenceNumber()) {
+                replay.set(i, unreadable);
+            }
+        }
+        return replay;
+    }
+
     private List<DomainEventMessage<?>> notYetStored(CommandSlot lentTo) {
         List<DomainEventMessage<?>> replay = new ArrayList<>(unstored);
         if (lentTo != null) {

@@ -11,6 +11,7 @@ import org.axonframework.messaging.ResultMessage;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
+import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.messaging.DefaultInterceptorChain;
 import org.axonframework.messaging.MessageHandler;
@@ -340,6 +341,61 @@ final class HandleStage implements EventHandler<CommandSlot> {
             intercept(slot);
         }
         splitStore.serializeAhead(slot.events);
+        readBack(slot);
+    }
+
+    /**
+     * Reads back each of the command's domain events in the form the store will give it back, as the next load of
+     * its aggregate would on {@code SimpleCommandBus} (which reads the aggregate's events at every command): an event
+     * the serializer writes but cannot read (a type it cannot build, or a value its creator refuses) leaves the
+     * command as it is (it is stored, as there), and its aggregate fails every later command as that load would
+     * ({@link AggregateHolder#cannotBeReadBack}), in ring order, before anything else is handled on it. Here rather
+     * than on the store thread after the commit, where the commands handled on the cached aggregate in the meantime
+     * would already have been acknowledged. Allocates the stored forms and the read objects: the deserialization is
+     * the check; only on engines that serialize (JDBC, JPA).
+     */
+    private void readBack(CommandSlot slot) {
+        List<EventMessage<?>> events = slot.events;
+        for (int i = 0; i < events.size(); i++) {
+            if (!(events.get(i) instanceof DomainEventMessage<?> event)) {
+                continue;
+            }
+            DomainEventMessage<?> asStored = splitStore.asStored(event);
+            if (asStored == null) {
+                return;
+            }
+            try {
+                asStored.getPayload();
+                asStored.getMetaData();
+            } catch (RuntimeException | LinkageError unreadable) {
+                AggregateHolder<?> holder = ownerOf(slot, event);
+                logger.error("Events of type [{}] are written but serializer [{}] cannot read them back: {}. Command "
+                                     + "[{}] applied one on aggregate [{}] (sequence {}); it is stored, as on "
+                                     + "SimpleCommandBus, and every later command of the aggregate fails reading it, "
+                                     + "as there, until the serializer configured for events can read it (with "
+                                     + "Spring Boot, axon.serializer.events=jackson is the usual fix)",
+                             event.getPayloadType().getName(), splitStore.eventSerializerName(), unreadable,
+                             slot.commandName(), event.getAggregateIdentifier(), event.getSequenceNumber(),
+                             unreadable);
+                if (holder != null) {
+                    holder.cannotBeReadBack(asStored);
+                }
+            }
+        }
+    }
+
+    /** The holder of the slot's own aggregate, or of one it borrowed, that the event belongs to; or null. */
+    private static AggregateHolder<?> ownerOf(CommandSlot slot, EventMessage<?> event) {
+        if (slot.holder != null && slot.holder.owns(event)) {
+            return slot.holder;
+        }
+        AggregateHolder<?>[] owner = {null};
+        slot.forEachBorrowed(borrowed -> {
+            if (owner[0] == null && borrowed.owns(event)) {
+                owner[0] = borrowed;
+            }
+        });
+        return owner[0];
     }
 
     private void succeeded(CommandSlot slot) {

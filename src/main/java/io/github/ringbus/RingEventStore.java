@@ -3,6 +3,7 @@ package io.github.ringbus;
 import org.axonframework.common.Registration;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
@@ -11,6 +12,8 @@ import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageE
 import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
+import org.axonframework.serialization.SerializedMessage;
+import org.axonframework.serialization.SerializedObject;
 import org.axonframework.serialization.Serializer;
 import org.axonframework.monitoring.MessageMonitor;
 
@@ -258,6 +261,33 @@ public class RingEventStore extends EmbeddedEventStore {
             event.serializePayload(eventSerializer, byte[].class);
             event.serializeMetaData(eventSerializer, byte[].class);
         }
+    }
+
+    /**
+     * The event as the store will give it back: its serialized payload and metadata (those {@link #serializeAhead}
+     * made, which the append writes), deserialized lazily by the engine's event serializer, as Axon's engines do
+     * when they read. The handle stage reads it back to find an event the serializer writes but cannot read
+     * ({@code AggregateHolder.cannotBeReadBack}).
+     *
+     * @return the stored form, or null when the storage engine does not serialize
+     */
+    DomainEventMessage<?> asStored(DomainEventMessage<?> event) {
+        if (eventSerializer == null) {
+            return null;
+        }
+        SerializedObject<byte[]> payload = event.serializePayload(eventSerializer, byte[].class);
+        SerializedObject<byte[]> metaData = event.serializeMetaData(eventSerializer, byte[].class);
+        return new GenericDomainEventMessage<>(
+                event.getType(), event.getAggregateIdentifier(), event.getSequenceNumber(),
+                new SerializedMessage<>(event.getIdentifier(), payload, metaData, eventSerializer),
+                event.getTimestamp());
+    }
+
+    /**
+     * @return the name of the storage engine's event serializer's class, for messages; null when it serializes nothing
+     */
+    String eventSerializerName() {
+        return eventSerializer == null ? null : eventSerializer.getClass().getName();
     }
 
     /**

@@ -133,6 +133,83 @@ class PostgresSerializationTest extends OnPostgres {
                                .hasStackTraceContaining("cannot read back");
     }
 
+    /**
+     * A type the serializer reads back for some values only (a creator that refuses a field value): the deposit of
+     * 2001 is written but cannot be read. On SimpleCommandBus it is stored, and every later command of its account
+     * fails, since each loads the account from the store. On the ring the same, whether the later commands wait for
+     * it (the type was read back before, with another value) or are handled on the cached account in the same append
+     * before anything of it is stored.
+     */
+    @Test
+    void aCommandBuiltOnAnEventTheSerializerCannotReadBackFailsAsOnSimpleCommandBusEvenInTheSameAppend() throws Exception {
+        Predicate<Object> unreadableValue = event -> event instanceof Deposited d && d.amount() == 2001;
+        List<String> onRing = new ArrayList<>();
+        try (PostgresRing ring = new PostgresRing(server, null,
+                                                  new RecordingSerializer(o -> false, type -> false, unreadableValue),
+                                                  b -> b)) {
+            for (String account : List.of("value-waits", "value-piles")) {
+                onRing.add(describe(ring.sendAndWait(new Open(account))));
+                onRing.add(describe(ring.sendAndWait(new Deposit(account, 1))));
+            }
+            for (long amount : new long[]{2001, 3, 4}) {
+                onRing.add(describe(ring.sendAndWait(new Deposit("value-waits", amount))));
+            }
+            List<CompletableFuture<CommandResultMessage<Object>>> piled = new ArrayList<>();
+            for (long amount : new long[]{2001, 3, 4}) {
+                piled.add(ring.send(new Deposit("value-piles", amount)));
+            }
+            for (CompletableFuture<CommandResultMessage<Object>> result : piled) {
+                onRing.add(describe(result.get(30, TimeUnit.SECONDS)));
+            }
+        }
+
+        List<String> onSimpleCommandBus = new ArrayList<>();
+        try (com.zaxxer.hikari.HikariDataSource pool = server.pool(2)) {
+            io.github.ringbus.jdbc.JdbcTransactionManager jdbc = new io.github.ringbus.jdbc.JdbcTransactionManager(pool);
+            org.axonframework.config.Configuration axon =
+                    org.axonframework.config.DefaultConfigurer.defaultConfiguration(false)
+                            .configureEmbeddedEventStore(c -> PostgresServer.engine(
+                                    jdbc, null, new RecordingSerializer(o -> false, type -> false, unreadableValue)))
+                            .configureTransactionManager(c -> jdbc)
+                            .configureAggregate(io.github.ringbus.fixtures.Account.class)
+                            .start();
+            try {
+                for (String account : List.of("value-waits-simple", "value-piles-simple")) {
+                    onSimpleCommandBus.add(describe(outcome(axon, new Open(account))));
+                    onSimpleCommandBus.add(describe(outcome(axon, new Deposit(account, 1))));
+                }
+                for (String account : List.of("value-waits-simple", "value-piles-simple")) {
+                    for (long amount : new long[]{2001, 3, 4}) {
+                        onSimpleCommandBus.add(describe(outcome(axon, new Deposit(account, amount))));
+                    }
+                }
+            } finally {
+                axon.shutdown();
+            }
+        }
+
+        assertThat(onSimpleCommandBus).containsExactly("ok", "ok", "ok", "ok", "ok", "SerializationException",
+                                                       "SerializationException", "ok", "SerializationException",
+                                                       "SerializationException");
+        assertThat(onRing).isEqualTo(onSimpleCommandBus);
+        assertThat(PostgresRing.storedDeposits(server, "value-waits")).containsExactly(1L, 2001L);
+        assertThat(PostgresRing.storedDeposits(server, "value-piles")).containsExactly(1L, 2001L);
+    }
+
+    private static String describe(CommandResultMessage<?> result) {
+        return result.isExceptional() ? describe(result.exceptionResult()) : "ok";
+    }
+
+    /** The failure's class, or that of the first cause the serializer threw; "ok" for none. */
+    private static String describe(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SerializationException) {
+                return "SerializationException";
+            }
+        }
+        return failure == null ? "ok" : failure.getClass().getSimpleName();
+    }
+
     /** @return what the command failed with on the configuration's bus, or null when it succeeded */
     private static Throwable outcome(org.axonframework.config.Configuration axon, Object command) {
         try {
@@ -152,6 +229,7 @@ class PostgresSerializationTest extends OnPostgres {
         private final Serializer delegate = PostgresServer.SERIALIZER;
         private final Predicate<Object> refuse;
         private final Predicate<String> unreadable;
+        private final Predicate<Object> unreadableValue;
         final Set<String> eventThreads = ConcurrentHashMap.newKeySet();
 
         RecordingSerializer(Predicate<Object> refuse) {
@@ -159,8 +237,14 @@ class PostgresSerializationTest extends OnPostgres {
         }
 
         RecordingSerializer(Predicate<Object> refuse, Predicate<String> unreadable) {
+            this(refuse, unreadable, value -> false);
+        }
+
+        /** @param unreadableValue the values it reads and then refuses, as a creator that checks its fields would */
+        RecordingSerializer(Predicate<Object> refuse, Predicate<String> unreadable, Predicate<Object> unreadableValue) {
             this.refuse = refuse;
             this.unreadable = unreadable;
+            this.unreadableValue = unreadableValue;
         }
 
         @Override
@@ -185,7 +269,11 @@ class PostgresSerializationTest extends OnPostgres {
                 throw new SerializationException("This serializer cannot read back ["
                                                          + serializedObject.getType().getName() + "]");
             }
-            return delegate.deserialize(serializedObject);
+            T read = delegate.deserialize(serializedObject);
+            if (unreadableValue.test(read)) {
+                throw new SerializationException("This serializer cannot read back the value " + read);
+            }
+            return read;
         }
 
         @Override
