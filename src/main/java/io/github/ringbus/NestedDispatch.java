@@ -174,7 +174,9 @@ final class NestedDispatch {
             }
             generation = holder.beginCommand(outer);
         } catch (Exception notReadable) {
-            fail(command, callback, notReadable);
+            // As on Axon's buses, where the handler finds its aggregate missing (or unreadable) only after the
+            // handler interceptors ran: they may answer the command themselves, or see the failure.
+            runInPlace(command, callback, failingWith(notReadable), null);
             return null;
         }
         boolean[] settled = {false};
@@ -300,10 +302,11 @@ final class NestedDispatch {
         return ((SlotUnitOfWork) root).slot();
     }
 
-    private void fail(CommandMessage<?> command, CommandCallback<Object, Object> callback, Throwable failure) {
-        CommandMessage<?> intercepted = dispatchInterceptors.apply(command);
-        messageMonitor.onMessageIngested(intercepted).reportFailure(failure);
-        callback.onResult(intercepted, asCommandResultMessage(failure));
+    /** A handler that fails with what was found before it; allocated only on that failure's path. */
+    private static MessageHandler<CommandMessage<?>> failingWith(Exception failure) {
+        return command -> {
+            throw failure;
+        };
     }
 
     /**
