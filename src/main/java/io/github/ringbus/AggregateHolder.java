@@ -169,14 +169,6 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             aggregate = rebuilt;
         }
         dropStoredEvents();
-        if (unreadable != null) {
-            // As SimpleCommandBus's load: the store's events, then those on their way with the unreadable one in its
-            // stored form. It fails as that load does (Axon's own exception); should the serializer read it now,
-            // the aggregate is as read.
-            aggregate = repository.readFromStore(identifier, this, withUnreadable(notYetStored(null)));
-            evictionEpoch = repository.evictionEpoch();
-            unreadable = null;
-        }
         long requested = repository.evictionEpoch();
         if ((unrestored || requested != evictionEpoch) && identifier != null) {
             // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
@@ -342,6 +334,25 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         if (unreadable == null) {
             unreadable = asStored;
         }
+    }
+
+    /**
+     * Right after {@link #beginCommand}: when one of the aggregate's events cannot be read back
+     * ({@link #cannotBeReadBack}), reads the aggregate as {@code SimpleCommandBus}'s load would, the store's events
+     * then those on their way with that one in its stored form, and fails as that load does (Axon's own exception):
+     * the command fails, and as one built on this generation it is handled again should the event's own command be
+     * refused by the store. Should the serializer read it now, the aggregate is as read. Handle-stage thread.
+     *
+     * @throws Exception what that load fails with
+     */
+    void failIfUnreadable() throws Exception {
+        if (unreadable == null) {
+            return;
+        }
+        aggregate = repository.readFromStore(identifier, this, withUnreadable(notYetStored(null)));
+        aggregateBeforeCommand = aggregate;
+        evictionEpoch = repository.evictionEpoch();
+        unreadable = null;
     }
 
     /** The events to replay with {@link #unreadable} in its stored form in place of the event it is. */

@@ -186,6 +186,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             handler = failingWith(slot.takeFailureBeforeHandler());
         } else {
             AggregateHolder<?> holder = slot.holder;
+            Throwable unreadable = null;
             if (holder != null) {
                 try {
                     slot.generation = holder.beginCommand(slot);
@@ -194,8 +195,15 @@ final class HandleStage implements EventHandler<CommandSlot> {
                     slot.failBeforeHandler(failure);
                     return;
                 }
+                try {
+                    holder.failIfUnreadable();
+                } catch (Throwable failure) {
+                    // Its load fails as on SimpleCommandBus, after the handler interceptors; built on this state.
+                    unreadable = failure;
+                }
             }
-            handler = slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
+            handler = unreadable != null ? failingWith(unreadable)
+                    : slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
         }
         if (spanFactory == null || slot.carriesDelivery()) {
             handle(slot, handler);

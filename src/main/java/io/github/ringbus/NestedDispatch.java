@@ -173,6 +173,12 @@ final class NestedDispatch {
                 throw new AggregateNotFoundException(target, "The aggregate was not found in the event store");
             }
             generation = holder.beginCommand(outer);
+            try {
+                holder.failIfUnreadable();
+            } catch (Exception unreadable) {
+                holder.commandRolledBack(List.of()); // nothing applied: unbound again, as it was
+                throw unreadable;
+            }
         } catch (Exception notReadable) {
             // As on Axon's buses, where the handler finds its aggregate missing (or unreadable) only after the
             // handler interceptors ran: they may answer the command themselves, or see the failure.
@@ -262,6 +268,7 @@ final class NestedDispatch {
         }
         int generation = holder.beginCommand(slot);
         slot.borrow(holder, generation);
+        holder.failIfUnreadable();
         return holder;
     }
 

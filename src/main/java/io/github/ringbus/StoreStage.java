@@ -548,6 +548,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
             Throwable unreadable = readBack(event);
             if (unreadable == null) {
                 readBackTypes.add(event.getPayloadType());
+            } else if (unreadableAsWritten(event)) {
+                // The handler thread found it in the bytes it wrote, said so, and marked the aggregate: its later
+                // commands fail as on SimpleCommandBus; giving the generation up would fail them otherwise.
+                continue;
             } else {
                 logger.error("Events of type [{}] are stored but serializer [{}] cannot read them back: {}. Command [{}] "
                                      + "stored one on aggregate [{}] (sequence {}); the aggregate is read from the "
@@ -558,6 +562,24 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 poison(slot);
                 return;
             }
+        }
+    }
+
+    /**
+     * @return true when the event cannot be read back from the bytes written for it either (what the handler thread
+     *         checked: {@code HandleStage.readBack}), as opposed to what the store returned
+     */
+    private boolean unreadableAsWritten(DomainEventMessage<?> event) {
+        DomainEventMessage<?> asStored = splitStore == null ? null : splitStore.asStored(event);
+        if (asStored == null) {
+            return false;
+        }
+        try {
+            asStored.getPayload();
+            asStored.getMetaData();
+            return false;
+        } catch (RuntimeException | LinkageError unreadable) {
+            return true;
         }
     }
 

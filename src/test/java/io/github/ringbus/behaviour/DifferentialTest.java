@@ -7,6 +7,9 @@ import io.github.ringbus.RunOnce;
 import io.github.ringbus.Topology;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.postgres.DifferentialPostgres;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -16,6 +19,7 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
+import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.AfterTry;
 import org.axonframework.commandhandling.AnnotationCommandHandlerAdapter;
 import org.axonframework.commandhandling.CommandBus;
@@ -86,8 +90,13 @@ class DifferentialTest {
     /** The accounts' repository of the bus the current program runs on, for the external command handler. */
     private static volatile Repository<Account> accounts;
 
+    /** The PostgreSQL server of the properties on it, started with the first of them; one for the whole class. */
+    private static DifferentialPostgres postgres;
+
     private RingCommandBus ring;
-    private FaultyStorageEngine ringEngine;
+    /** Where the current program's events go: Axon's in-memory engine, unless a property on PostgreSQL set it. */
+    private Store store = new InMemory();
+    private EventStorageEngine ringEngine;
     /** What the last program's commands got on ringbus, for an example that checks a documented difference. */
     private List<String> lastRingOutcomes;
     /** How many threads dispatch the program's commands to the ring (each account's commands from one of them). */
@@ -95,14 +104,20 @@ class DifferentialTest {
 
     @AfterTry
     void shutDown() {
-        if (ringEngine != null) {
-            ringEngine.releaseAll();
-        }
+        store.releaseAll();
         if (ring != null) {
             ring.shutdown();
         }
         ring = null;
         ringEngine = null;
+    }
+
+    @AfterContainer
+    static void stopPostgres() {
+        if (postgres != null) {
+            postgres.close();
+            postgres = null;
+        }
     }
 
     // --- the properties ----------------------------------------------------------------------------------------------
@@ -141,6 +156,79 @@ class DifferentialTest {
     void nestedCommandsInsideNestedCommandsEndAsOnSimpleCommandBus(@ForAll("compactShapes") Shape shape,
                                                                    @ForAll("nestedPrograms") Program program) {
         assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    /**
+     * On a real PostgreSQL, through Axon's JDBC engine with Jackson and a transaction manager on both buses: events
+     * are serialized on the handler threads and read back there, appends are refused by the database session (a
+     * constraint the bus does not know), and some values are written but cannot be read back (a creator that refuses
+     * them): each bus then fails the later commands of that account as its load does. Fewer tries than in memory: each
+     * program runs against the server twice.
+     */
+    @Property(tries = 30)
+    void onPostgresOnCompactEveryCallerAndStreamIsAsOnSimpleCommandBus(
+            @ForAll("postgresCompactShapes") Shape shape, @ForAll("postgresCompactPrograms") Program program) {
+        onPostgres(shape, program);
+    }
+
+    /** As {@link #onPostgresOnCompactEveryCallerAndStreamIsAsOnSimpleCommandBus}, on FULL with its programs. */
+    @Property(tries = 30)
+    void onPostgresOnFullEveryCallerAndStreamIsAsOnSimpleCommandBus(
+            @ForAll("postgresFullShapes") Shape shape, @ForAll("postgresFullPrograms") Program program) {
+        onPostgres(shape, program);
+    }
+
+    private void onPostgres(Shape shape, Program program) {
+        if (postgres == null) {
+            postgres = DifferentialPostgres.start();
+        }
+        store = new OnPostgres(postgres);
+        assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    @Provide
+    Arbitrary<Shape> postgresCompactShapes() {
+        return Arbitraries.of(new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT)),
+                              new Shape("COMPACT, cache 1", true, b -> b.topology(Topology.COMPACT).cacheSize(1)));
+    }
+
+    @Provide
+    Arbitrary<Shape> postgresFullShapes() {
+        return Arbitraries.of(
+                new Shape("FULL, 2 handler threads, 2 store threads", true,
+                          b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(2)),
+                new Shape("FULL, AFTER_STORE, cache 1", false,
+                          b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE).cacheSize(1)));
+    }
+
+    /** COMPACT's programs (every kind of step), some of whose deposits are written but cannot be read back. */
+    @Provide
+    Arbitrary<Program> postgresCompactPrograms() {
+        return withUnreadableDeposits(programs(true));
+    }
+
+    @Provide
+    Arbitrary<Program> postgresFullPrograms() {
+        return withUnreadableDeposits(programs(false));
+    }
+
+    private static Arbitrary<Program> withUnreadableDeposits(Arbitrary<Program> programs) {
+        return Combinators.combine(programs, Arbitraries.integers().between(0, 1 << 20))
+                          .as((program, seed) -> program.withUnreadable(unreadableDeposits(program, seed)));
+    }
+
+    private static Set<Object> unreadableDeposits(Program program, int seed) {
+        List<Object> events = new ArrayList<>();
+        program.steps().forEach(step -> collectEvents(step, events));
+        Random random = new Random(seed);
+        Set<Object> unreadable = new HashSet<>();
+        for (Object event : events) {
+            if (event instanceof Deposited && !program.refused().contains(event)
+                    && !event.equals(program.subscriberFailsOn()) && random.nextInt(8) == 0) {
+                unreadable.add(event);
+            }
+        }
+        return unreadable;
     }
 
     @Provide
@@ -348,7 +436,8 @@ class DifferentialTest {
      * (so that they pile up, handled on top of each other, before anything of theirs is stored).
      */
     record Program(List<String> opened, List<Step> steps, Set<Object> refused, Object subscriberFailsOn,
-                   Set<Integer> heldFrom, Set<Long> interceptorFailsBefore, Set<Long> interceptorFailsAfter) {
+                   Set<Integer> heldFrom, Set<Long> interceptorFailsBefore, Set<Long> interceptorFailsAfter,
+                   Set<Object> unreadable) {
 
         /** A program whose handler interceptor lets every command through. */
         Program(List<String> opened, List<Step> steps, Set<Object> refused, Object subscriberFailsOn,
@@ -356,15 +445,30 @@ class DifferentialTest {
             this(opened, steps, refused, subscriberFailsOn, heldFrom, Set.of(), Set.of());
         }
 
+        /** A program whose every event can be read back (the in-memory engine reads back nothing). */
+        Program(List<String> opened, List<Step> steps, Set<Object> refused, Object subscriberFailsOn,
+                Set<Integer> heldFrom, Set<Long> interceptorFailsBefore, Set<Long> interceptorFailsAfter) {
+            this(opened, steps, refused, subscriberFailsOn, heldFrom, interceptorFailsBefore, interceptorFailsAfter,
+                 Set.of());
+        }
+
         Program withoutSubscriberFault() {
-            return new Program(opened, steps, refused, null, heldFrom, interceptorFailsBefore, interceptorFailsAfter);
+            return new Program(opened, steps, refused, null, heldFrom, interceptorFailsBefore, interceptorFailsAfter,
+                               unreadable);
+        }
+
+        /** The same program on a store whose serializer cannot read back these payloads. */
+        Program withUnreadable(Set<Object> payloads) {
+            return new Program(opened, steps, refused, subscriberFailsOn, heldFrom, interceptorFailsBefore,
+                               interceptorFailsAfter, payloads);
         }
 
         @Override
         public String toString() {
             return "opened " + opened + ", refused " + refused + ", subscriber fails on " + subscriberFailsOn
                     + ", held from steps " + heldFrom + ", a handler interceptor fails before the commands of amounts "
-                    + interceptorFailsBefore + " and after those of " + interceptorFailsAfter + ", steps:\n  "
+                    + interceptorFailsBefore + " and after those of " + interceptorFailsAfter
+                    + (unreadable.isEmpty() ? "" : ", cannot be read back " + unreadable) + ", steps:\n  "
                     + steps.stream().map(Object::toString).collect(Collectors.joining("\n  "));
         }
     }
@@ -663,10 +767,23 @@ class DifferentialTest {
         Map<String, List<String>> ringStreams = streams(ringEngine);
         shutDown();
 
-        FaultyStorageEngine engine = faultyEngine(program);
+        EventStorageEngine engine = store.engine(program);
         EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
         SimpleCommandBus bus = SimpleCommandBus.builder().build();
+        if (store.transactions() != null) {
+            // One transaction per root Unit of Work, as the ring stores each command: a nested command the
+            // SimpleCommandBus gave a transaction of its own would mark the root's rollback-only when it failed, even
+            // if its sender caught that (JdbcTransactionManager, as Spring's REQUIRED propagation), which the ring's
+            // nested commands, run in place in their root's Unit of Work, do not.
+            TransactionManager transactions = store.transactions();
+            bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+                if (unitOfWork.isRoot()) {
+                    unitOfWork.attachTransaction(transactions);
+                }
+                return chain.proceed();
+            });
+        }
         bus.registerHandlerInterceptor(failingInterceptor(program));
         accounts = register(Account.class, bus, eventStore);
         new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(bus);
@@ -750,12 +867,15 @@ class DifferentialTest {
     }
 
     private List<String> runOnRing(Shape shape, Program program) {
-        ringEngine = new FaultyStorageEngine();
-        program.refused().forEach(ringEngine::refuse);
+        ringEngine = store.engine(program);
         RingEventStore eventStore = RingEventStore.builder().storageEngine(ringEngine).build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
-        ring = shape.settings().apply(RingCommandBus.builder().eventStore(eventStore)
-                                                    .shutdownTimeout(Duration.ofSeconds(5))).build();
+        RingCommandBus.Builder builder = RingCommandBus.builder().eventStore(eventStore)
+                                                       .shutdownTimeout(Duration.ofSeconds(5));
+        if (store.transactions() != null) {
+            builder.transactionManager(store.transactions()).readTransactionManager(store.reads());
+        }
+        ring = shape.settings().apply(builder).build();
         accounts = ring.registerAggregate(Account.class);
         new AnnotationCommandHandlerAdapter<>(new Scripts()).subscribe(ring);
         new AnnotationCommandHandlerAdapter<>(new Externals()).subscribe(ring);
@@ -779,7 +899,7 @@ class DifferentialTest {
         }
         List<CompletableFuture<String>> outcomes = new ArrayList<>();
         List<String> inHold = new ArrayList<>();
-        HeldAppend held = null;
+        Runnable held = null;
         for (int i = 0; i < program.steps().size(); i++) {
             Step step = program.steps().get(i);
             boolean alone = step.sendsToAggregates();
@@ -791,7 +911,7 @@ class DifferentialTest {
                 // Waits for every command before it: none of another aggregate may be ahead of it in the ring.
                 outcomes.forEach(CompletableFuture::join);
             } else if (held == null && program.heldFrom().contains(i)) {
-                held = ringEngine.holdNextAppend();
+                held = store.holdNextAppend();
             }
             var command = asCommandMessage(step.command());
             if (held != null) {
@@ -820,7 +940,7 @@ class DifferentialTest {
             outcomes.add(null);
         }
         List<String> all = Collections.synchronizedList(new ArrayList<>());
-        HeldAppend held = ringEngine.holdNextAppend();
+        Runnable held = store.holdNextAppend();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < dispatchers; t++) {
             int thread = t;
@@ -849,12 +969,12 @@ class DifferentialTest {
     }
 
     /** Lets the held append go once every command dispatched behind it was handled (at most 2 s). */
-    private static void release(HeldAppend held, List<String> inHold, Set<String> handled) {
+    private static void release(Runnable held, List<String> inHold, Set<String> handled) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (!handled.containsAll(inHold) && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        held.release();
+        held.run();
         inHold.clear();
     }
 
@@ -902,10 +1022,93 @@ class DifferentialTest {
         }
     }
 
-    private static FaultyStorageEngine faultyEngine(Program program) {
-        FaultyStorageEngine engine = new FaultyStorageEngine();
-        program.refused().forEach(engine::refuse);
-        return engine;
+    /** Where a program's events go, for the ring and then for the twin: each gets a fresh engine. */
+    private interface Store {
+
+        /** A fresh engine (nothing stored) that refuses the program's refused payloads. */
+        EventStorageEngine engine(Program program);
+
+        /** Holds the next append of the latest engine until the returned action runs. */
+        Runnable holdNextAppend();
+
+        void releaseAll();
+
+        /** The transactions both buses run in, or null for none. */
+        TransactionManager transactions();
+
+        /** The transactions the ring reads its aggregates in. */
+        TransactionManager reads();
+    }
+
+    /** Axon's in-memory engine, with appends refused and held on demand: no transactions, nothing serialized. */
+    private static final class InMemory implements Store {
+
+        private FaultyStorageEngine latest;
+
+        @Override
+        public EventStorageEngine engine(Program program) {
+            latest = new FaultyStorageEngine();
+            program.refused().forEach(latest::refuse);
+            return latest;
+        }
+
+        @Override
+        public Runnable holdNextAppend() {
+            HeldAppend held = latest.holdNextAppend();
+            return held::release;
+        }
+
+        @Override
+        public void releaseAll() {
+            if (latest != null) {
+                latest.releaseAll();
+            }
+        }
+
+        @Override
+        public TransactionManager transactions() {
+            return null;
+        }
+
+        @Override
+        public TransactionManager reads() {
+            return null;
+        }
+    }
+
+    /** Axon's JDBC engine on PostgreSQL with Jackson, emptied for each engine (see {@link DifferentialPostgres}). */
+    private static final class OnPostgres implements Store {
+
+        private final DifferentialPostgres postgres;
+
+        OnPostgres(DifferentialPostgres postgres) {
+            this.postgres = postgres;
+        }
+
+        @Override
+        public EventStorageEngine engine(Program program) {
+            return postgres.freshEngine(program.refused()::contains, program.unreadable()::contains);
+        }
+
+        @Override
+        public Runnable holdNextAppend() {
+            return postgres.holdNextAppend();
+        }
+
+        @Override
+        public void releaseAll() {
+            postgres.releaseAll();
+        }
+
+        @Override
+        public TransactionManager transactions() {
+            return postgres.transactions();
+        }
+
+        @Override
+        public TransactionManager reads() {
+            return postgres.autoCommitReads();
+        }
     }
 
     private static void subscribeFailing(EmbeddedEventStore eventStore, Object failsOn) {
@@ -973,14 +1176,23 @@ class DifferentialTest {
     }
 
     /** Every account's stored events: sequence number and payload, in order. */
-    private static Map<String, List<String>> streams(FaultyStorageEngine engine) {
+    private static Map<String, List<String>> streams(EventStorageEngine engine) {
         Map<String, List<String>> streams = new LinkedHashMap<>();
         for (String account : ACCOUNTS) {
             streams.put(account, engine.readEvents(account, 0).asStream()
-                                       .map(e -> e.getSequenceNumber() + ":" + e.getPayload())
+                                       .map(e -> e.getSequenceNumber() + ":" + payloadOf(e))
                                        .collect(Collectors.toList()));
         }
         return streams;
+    }
+
+    /** The payload, or what it is when the serializer cannot read it back. */
+    private static String payloadOf(DomainEventMessage<?> event) {
+        try {
+            return String.valueOf(event.getPayload());
+        } catch (RuntimeException unreadable) {
+            return "unreadable " + event.getPayloadType().getSimpleName();
+        }
     }
 
     // --- the application -----------------------------------------------------------------------------------------------

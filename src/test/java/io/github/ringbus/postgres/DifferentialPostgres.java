@@ -1,0 +1,164 @@
+package io.github.ringbus.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.jdbc.JdbcTransactionManager;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
+import org.axonframework.serialization.Converter;
+import org.axonframework.serialization.SerializationException;
+import org.axonframework.serialization.SerializedObject;
+import org.axonframework.serialization.SerializedType;
+import org.axonframework.serialization.Serializer;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * The differential test's store on a real PostgreSQL (the behaviour package's {@code DifferentialTest}): one embedded
+ * server for the whole test run, Axon's JDBC engine with Jackson, appends that refuse the payloads a program names
+ * and can be held, a serializer that cannot read back the values a program names, and the tables emptied between
+ * the two runs of a program. One program at a time.
+ */
+public final class DifferentialPostgres implements AutoCloseable {
+
+    private final PostgresServer server;
+    private final HikariDataSource pool;
+    private final JdbcTransactionManager transactions;
+    /** Latches the next appends wait on before they write, in the order they were asked for. */
+    private final Queue<CountDownLatch> holds = new ConcurrentLinkedQueue<>();
+    private final Queue<CountDownLatch> everHeld = new ConcurrentLinkedQueue<>();
+
+    private DifferentialPostgres() {
+        this.server = PostgresServer.startForTests();
+        this.pool = server.pool(8);
+        this.transactions = new JdbcTransactionManager(pool);
+    }
+
+    /** Starts a server with the event tables created. */
+    public static DifferentialPostgres start() {
+        return new DifferentialPostgres();
+    }
+
+    /** The transactions both buses run in (the ring's store and reads, the twin's Units of Work). */
+    public JdbcTransactionManager transactions() {
+        return transactions;
+    }
+
+    /** Reads without a transaction of their own, as docs/postgres.md sets the ring up. */
+    public TransactionManager autoCommitReads() {
+        return transactions.autoCommitReads();
+    }
+
+    /**
+     * Empties the event tables and returns a new engine on them.
+     *
+     * @param refused    the payloads whose append fails, with an {@link IllegalArgumentException} (as a constraint
+     *                   the bus does not know would)
+     * @param unreadable the payloads the serializer writes but cannot read back
+     */
+    public EventStorageEngine freshEngine(Predicate<Object> refused, Predicate<Object> unreadable) {
+        releaseAll();
+        try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+            statement.execute("TRUNCATE DomainEventEntry, SnapshotEventEntry");
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not empty the event tables", e);
+        }
+        return PostgresServer.engine(transactions, (connection, events) -> beforeAppend(events, refused),
+                                     new UnreadableValues(unreadable));
+    }
+
+    private void beforeAppend(List<? extends EventMessage<?>> events, Predicate<Object> refused) {
+        CountDownLatch hold = holds.poll();
+        if (hold != null) {
+            try {
+                if (!hold.await(20, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("a held append was never released");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        for (EventMessage<?> event : events) {
+            if (refused.test(event.getPayload())) {
+                throw new IllegalArgumentException("The store refuses " + event.getPayload());
+            }
+        }
+    }
+
+    /** Holds the next append until the returned action runs (then it goes on). */
+    public Runnable holdNextAppend() {
+        CountDownLatch hold = new CountDownLatch(1);
+        holds.add(hold);
+        everHeld.add(hold);
+        return hold::countDown;
+    }
+
+    /** Lets every held append go, and forgets the holds not yet met. */
+    public void releaseAll() {
+        holds.clear();
+        everHeld.forEach(CountDownLatch::countDown);
+        everHeld.clear();
+    }
+
+    @Override
+    public void close() {
+        releaseAll();
+        pool.close();
+        server.close();
+    }
+
+    /** Jackson, which cannot read back the values the predicate picks (as a creator that refuses a field's value). */
+    private static final class UnreadableValues implements Serializer {
+
+        private final Serializer delegate = PostgresServer.SERIALIZER;
+        private final Predicate<Object> unreadable;
+
+        UnreadableValues(Predicate<Object> unreadable) {
+            this.unreadable = unreadable;
+        }
+
+        @Override
+        public <T> SerializedObject<T> serialize(Object object, Class<T> expectedRepresentation) {
+            return delegate.serialize(object, expectedRepresentation);
+        }
+
+        @Override
+        public <T> boolean canSerializeTo(Class<T> expectedRepresentation) {
+            return delegate.canSerializeTo(expectedRepresentation);
+        }
+
+        @Override
+        public <S, T> T deserialize(SerializedObject<S> serializedObject) {
+            T read = delegate.deserialize(serializedObject);
+            if (unreadable.test(read)) {
+                throw new SerializationException("This serializer cannot read back the value " + read);
+            }
+            return read;
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public Class classForType(SerializedType type) {
+            return delegate.classForType(type);
+        }
+
+        @Override
+        public SerializedType typeForClass(Class type) {
+            return delegate.typeForClass(type);
+        }
+
+        @Override
+        public Converter getConverter() {
+            return delegate.getConverter();
+        }
+    }
+}
