@@ -417,9 +417,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         // creates alongside, as from any live aggregate.
         AggregateHolder<T> holder = inPlaceTargetOf(slot);
         if (holder == null || calledBy(holder)) {
-            if (sentBesideTheRing(slot) && !calledByALiveAggregate()) {
-                // A creation command sent on a bus beside the ring: later commands the handler sends on that bus
-                // find the new aggregate (targetOfCurrentCommand).
+            if (sentBesideTheRing(slot) && handlesCurrentCommand()) {
+                // A creation command of this aggregate sent on a bus beside the ring (from any handler, an aggregate's
+                // too): later commands the handler sends on that bus find the new aggregate (targetOfCurrentCommand).
                 AggregateHolder<T> created = createAlongside(slot, factoryMethod, initMethod);
                 slot.createdBeside(created);
                 return created.aggregate();
@@ -622,6 +622,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             UnitOfWork<?> nested = CurrentUnitOfWork.get();
             String nestedName = ((CommandMessage<?>) nested.getMessage()).getCommandName();
             nested.onRollback(u -> {
+                if (slot.unitOfWork.phase() != UnitOfWork.Phase.STARTED) {
+                    return; // the sender's own Unit of Work rolls back (it fails, or is handled again): nothing to add
+                }
                 Throwable cause = u.getExecutionResult() != null && u.getExecutionResult().isExceptionResult()
                         ? u.getExecutionResult().getExceptionResult() : null;
                 slot.unitOfWork.onPrepareCommit(p -> {
