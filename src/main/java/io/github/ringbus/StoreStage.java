@@ -410,11 +410,16 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /**
      * Fails a command built on a given-up state: nothing of it is stored, and every aggregate its events belong to is
-     * given up too (one it ran a command on in place shares its fate).
+     * given up too (one it ran a command on in place shares its fate). One with no events to store (it answered, or
+     * failed and was rolled back, its aggregates restored) left nothing a later command can have built on: its
+     * aggregates keep their generation (giving up one it did not change would fail later commands of it that may not
+     * run twice, where SimpleCommandBus runs them).
      */
     private static void failPoisoned(CommandSlot slot) {
         slot.storeFailure = poisoned(slot);
-        poison(slot);
+        if (slot.hasEventsToStore()) {
+            poison(slot);
+        }
     }
 
     /**
