@@ -103,6 +103,10 @@ class DifferentialTest {
     private List<String> lastRingOutcomes;
     /** How many threads dispatch the program's commands to the ring (each account's commands from one of them). */
     private int dispatchers = 1;
+    /** True when the whole program goes to the ring in one {@code dispatchAll} call. */
+    private boolean allAtOnce;
+    /** With {@link #allAtOnce}: after how many handled commands another thread shuts the ring down; -1 never. */
+    private int shutdownAfter = -1;
 
     @AfterTry
     void shutDown() {
@@ -146,6 +150,34 @@ class DifferentialTest {
     void withTwoDispatchersEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("allShapes") Shape shape,
                                                                       @ForAll("fullPrograms") Program program) {
         assertSameAsSimpleCommandBus(shape, program, 2);
+    }
+
+    /**
+     * The whole program in one {@code dispatchAll} call while the first append is held: every command gets what it
+     * gets when one caller sends the program to SimpleCommandBus command by command.
+     */
+    @Property
+    void dispatchedAllAtOnceEveryCallerAndStreamIsAsOnSimpleCommandBus(@ForAll("allShapes") Shape shape,
+                                                                        @ForAll("fullPrograms") Program program) {
+        allAtOnce = true;
+        assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    /**
+     * The whole program in one {@code dispatchAll} call, and a shutdown from another thread once some of it was
+     * handled: every caller is answered once; the commands in the ring before the shutdown are a prefix of the list
+     * and get what SimpleCommandBus gives that prefix, and the rest are refused with ShutdownInProgressException.
+     */
+    @Property
+    void aShutdownDuringADispatchAllAnswersEveryCallerOnceAndWhatRanAsOnSimpleCommandBus(
+            @ForAll("allShapes") Shape shape, @ForAll("fullPrograms") Program program,
+            @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 6) int handledBeforeShutdown) {
+        allAtOnce = true;
+        shutdownAfter = handledBeforeShutdown;
+        // A ring of 8, smaller than most lists: while the first append is held, the list waits for slots, and the
+        // shutdown meets it half handed over.
+        assertSameAsSimpleCommandBus(new Shape(shape.name() + ", ring 8", shape.inTransaction(), shape.reRuns(),
+                                               b -> shape.settings().apply(b).ringSize(8)), program);
     }
 
     /**
@@ -859,9 +891,17 @@ class DifferentialTest {
         for (String account : program.opened()) {
             assertThat(send(bus, new Open(account))).isEqualTo(account);
         }
+        // After a shutdown, the commands refused with it are a suffix of the list; the twin runs what came before.
+        int ran = onRing.indexOf(SHUT_DOWN) < 0 ? onRing.size() : onRing.indexOf(SHUT_DOWN);
+        assertThat(onRing.subList(ran, onRing.size())).as("the commands refused by the shutdown, after the first")
+                                                      .allMatch(SHUT_DOWN::equals);
+        if (shutdownAfter >= 0) {
+            Statistics.label("shutdown").collect(ran == onRing.size() ? "every command ran"
+                                                         : ran == 0 ? "none ran" : "some ran, the rest refused");
+        }
         List<String> expected = new ArrayList<>();
         History history = new History();
-        for (int i = 0; i < program.steps().size(); i++) {
+        for (int i = 0; i < ran; i++) {
             Step step = program.steps().get(i);
             if (dispatchers == 1 && step.sendsToAggregates()) {
                 history.everythingBeforeCompleted(); // runOnRing waits for every earlier command first
@@ -875,6 +915,9 @@ class DifferentialTest {
             }
         }
         eventStore.shutDown();
+        while (expected.size() < onRing.size()) {
+            expected.add(SHUT_DOWN);
+        }
 
         assertThat(onRing).as("outcomes on ringbus (%s), step by step", shape).isEqualTo(expected);
         assertThat(ringStreams).as("stored streams on ringbus (%s)", shape).isEqualTo(streams(engine, program));
@@ -907,6 +950,8 @@ class DifferentialTest {
     }
 
     private static final String FAILED_TO_BE_STORED = "EventStoreException: failed to be stored";
+    /** A command refused because the ring shuts down. */
+    private static final String SHUT_DOWN = "ShutdownInProgressException";
 
     /** What the twin's run of a program so far says about its accounts. */
     private static final class History {
@@ -966,6 +1011,9 @@ class DifferentialTest {
         }
         if (dispatchers > 1) {
             return dispatchFromSeveralThreads(program, handled);
+        }
+        if (allAtOnce) {
+            return dispatchAllAtOnce(program, handled);
         }
         List<CompletableFuture<String>> outcomes = new ArrayList<>();
         List<String> inHold = new ArrayList<>();
@@ -1036,6 +1084,54 @@ class DifferentialTest {
         }
         release(held, all, handled);
         return outcomes.stream().map(f -> f.orTimeout(20, TimeUnit.SECONDS).join()).collect(Collectors.toList());
+    }
+
+    /**
+     * Holds the first append, sends the whole program in one {@code dispatchAll} call (and, with
+     * {@link #shutdownAfter}, shuts the ring down from another thread once that many commands were handled), lets the
+     * append go once every command that entered the ring was handled, and returns the outcomes in program order.
+     */
+    private List<String> dispatchAllAtOnce(Program program, Set<String> handled) {
+        List<CommandMessage<?>> commands = program.steps().stream().map(step -> asCommandMessage(step.command()))
+                                                  .collect(Collectors.toList());
+        Map<String, CompletableFuture<String>> outcomes = new ConcurrentHashMap<>();
+        commands.forEach(command -> outcomes.put(command.getIdentifier(), new CompletableFuture<>()));
+        Runnable held = store.holdNextAppend();
+        Thread stopper = null;
+        if (shutdownAfter >= 0) {
+            RingCommandBus stopping = ring;
+            int after = Math.min(shutdownAfter, commands.size());
+            stopper = new Thread(() -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+                while (handled.size() < after && System.nanoTime() < deadline
+                        && !outcomes.values().stream().allMatch(CompletableFuture::isDone)) {
+                    Thread.onSpinWait();
+                }
+                stopping.shutdown();
+            }, "shutting-down");
+            stopper.start();
+        }
+        ring.dispatchAll(commands, (message, result) -> {
+            if (!outcomes.get(message.getIdentifier()).complete(describe(result))) {
+                throw new AssertionError("callback of " + message.getPayload() + " called twice");
+            }
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline && commands.stream().anyMatch(
+                c -> !handled.contains(c.getIdentifier()) && !outcomes.get(c.getIdentifier()).isDone())) {
+            Thread.onSpinWait();
+        }
+        held.run();
+        if (stopper != null) {
+            try {
+                stopper.join(TimeUnit.SECONDS.toMillis(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        return commands.stream().map(c -> outcomes.get(c.getIdentifier()).orTimeout(20, TimeUnit.SECONDS).join())
+                       .collect(Collectors.toList());
     }
 
     /** Lets the held append go once every command dispatched behind it was handled (at most 2 s). */
