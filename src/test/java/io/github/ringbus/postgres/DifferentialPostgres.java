@@ -5,11 +5,6 @@ import io.github.ringbus.jdbc.JdbcTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
-import org.axonframework.serialization.Converter;
-import org.axonframework.serialization.SerializationException;
-import org.axonframework.serialization.SerializedObject;
-import org.axonframework.serialization.SerializedType;
-import org.axonframework.serialization.Serializer;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -72,7 +67,7 @@ public final class DifferentialPostgres implements AutoCloseable {
             throw new IllegalStateException("Could not empty the event tables", e);
         }
         return PostgresServer.engine(transactions, (connection, events) -> beforeAppend(events, refused),
-                                     new UnreadableValues(unreadable));
+                                     new RecordingSerializer(value -> false, type -> false, unreadable));
     }
 
     private void beforeAppend(List<? extends EventMessage<?>> events, Predicate<Object> refused) {
@@ -114,51 +109,5 @@ public final class DifferentialPostgres implements AutoCloseable {
         releaseAll();
         pool.close();
         server.close();
-    }
-
-    /** Jackson, which cannot read back the values the predicate picks (as a creator that refuses a field's value). */
-    private static final class UnreadableValues implements Serializer {
-
-        private final Serializer delegate = PostgresServer.SERIALIZER;
-        private final Predicate<Object> unreadable;
-
-        UnreadableValues(Predicate<Object> unreadable) {
-            this.unreadable = unreadable;
-        }
-
-        @Override
-        public <T> SerializedObject<T> serialize(Object object, Class<T> expectedRepresentation) {
-            return delegate.serialize(object, expectedRepresentation);
-        }
-
-        @Override
-        public <T> boolean canSerializeTo(Class<T> expectedRepresentation) {
-            return delegate.canSerializeTo(expectedRepresentation);
-        }
-
-        @Override
-        public <S, T> T deserialize(SerializedObject<S> serializedObject) {
-            T read = delegate.deserialize(serializedObject);
-            if (unreadable.test(read)) {
-                throw new SerializationException("This serializer cannot read back the value " + read);
-            }
-            return read;
-        }
-
-        @Override
-        @SuppressWarnings("rawtypes")
-        public Class classForType(SerializedType type) {
-            return delegate.classForType(type);
-        }
-
-        @Override
-        public SerializedType typeForClass(Class type) {
-            return delegate.typeForClass(type);
-        }
-
-        @Override
-        public Converter getConverter() {
-            return delegate.getConverter();
-        }
     }
 }
