@@ -11,6 +11,7 @@ import org.axonframework.modelling.command.CommandTargetResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -75,6 +76,14 @@ final class CommandRoutes {
      * decides whether one command finds its aggregate preloaded or lent in place.
      */
     private final Map<String, RingRepository<?>> loadedByPlainHandlers = new ConcurrentHashMap<>();
+    /**
+     * How many times the store was read, for a plain handler's command of each name, and had no aggregate for the
+     * identifier it names: after {@value #MOST_READS_FOR_NOTHING} the store is not read for that name any more (a
+     * command that names an identifier for routing only would cost a read each). Preload-stage thread only.
+     */
+    private final Map<String, Integer> readsForNothing = new HashMap<>();
+    /** See {@link #readsForNothing}. */
+    static final int MOST_READS_FOR_NOTHING = 16;
 
     /**
      * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
@@ -133,7 +142,8 @@ final class CommandRoutes {
     /**
      * The ring repository whose aggregate a plain handler's command names: the one its handler loaded from before;
      * else one that has the aggregate in memory; else, when {@code readStore}, the one whose type the event store has
-     * for the identifier. Preload-stage thread only (it looks in the caches).
+     * for the identifier (at most {@value #MOST_READS_FOR_NOTHING} reads that find nothing per command name).
+     * Preload-stage thread only (it looks in the caches).
      *
      * @return the repository, or null when none is known to hold that aggregate
      * @throws Exception when the event store cannot be read
@@ -148,7 +158,8 @@ final class CommandRoutes {
                 return repositories.get(i);
             }
         }
-        if (!readStore || repositories.isEmpty()) {
+        if (!readStore || repositories.isEmpty()
+                || readsForNothing.getOrDefault(commandName, 0) >= MOST_READS_FOR_NOTHING) {
             return null;
         }
         String type = repositories.get(0).storedTypeOf(identifier);
@@ -157,6 +168,7 @@ final class CommandRoutes {
                 return repositories.get(i);
             }
         }
+        readsForNothing.merge(commandName, 1, Integer::sum);
         return null;
     }
 

@@ -131,6 +131,38 @@ class ExternalCommandHandlerTest {
                                              new PublishBoth("c1", "none")));
     }
 
+    /**
+     * A command that names an identifier for routing only (its handler loads nothing) costs the store a read to find
+     * the aggregate type it names while it is not known, on FULL: at most 16 reads that find nothing per command name,
+     * then none.
+     */
+    @org.junit.jupiter.api.Test
+    void aPlainCommandThatNamesAnIdentifierItNeverLoadsStopsCostingReadsOfTheStore() {
+        ringEngine = new FaultyStorageEngine();
+        ring = RingCommandBus.builder().eventStore(RingEventStore.builder().storageEngine(ringEngine).build())
+                             .topology(Topology.FULL).handlerThreads(2).build();
+        ring.registerAggregate(Cart.class);
+        new AnnotationCommandHandlerAdapter<>(new Notes()).subscribe(ring);
+        ring.start();
+        ringEngine.countReadsFromNow();
+
+        for (int i = 0; i < 100; i++) {
+            assertThat(send(ring, new Note("note-" + i))).isEqualTo("noted note-" + i);
+        }
+
+        assertThat(ringEngine.readingThreads()).hasSize(16);
+    }
+
+    record Note(@TargetAggregateIdentifier String id) {
+    }
+
+    static class Notes {
+        @CommandHandler
+        String handle(Note note) {
+            return "noted " + note.id();
+        }
+    }
+
     // --- running a scenario on both buses --------------------------------------------------------------------------
 
     private void assertSameOnBothBuses(Shape shape, List<Object> commands) {
