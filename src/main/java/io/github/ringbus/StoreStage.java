@@ -148,6 +148,11 @@ final class StoreStage implements EventHandler<CommandSlot> {
         // too, and is as wrong as an event when an earlier command of the aggregate is refused.
         if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
             if (isPoisoned(slot) && !ranAgain(slot)) {
+                if (slot.hasEventsToStore()) {
+                    // Its aggregates are given up with it: the commands in hand, before it in ring order and not built
+                    // on it, are decided first (one of another aggregate it borrowed may be among them).
+                    flush();
+                }
                 failPoisoned(slot);
             } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
                 batch.add(slot);
@@ -237,7 +242,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     if (groups.isEmpty()) {
                         return;
                     }
-                    group = live(next(groups, poisonBefore));
+                    group = live(next(groups, poisonBefore), groups);
                     for (CommandSlot slot : group) {
                         if (slot.hasEventsToStore()) {
                             events.addAll(slot.events);
@@ -351,12 +356,21 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * The commands of a group whose aggregate generation is not poisoned, or that were run again on their aggregate
      * as stored (every group before this one is decided, and a group's poisoned commands of one aggregate are its
      * first of that aggregate); the others fail here. Passengers (built on an aggregate's state, nothing to store)
-     * stay in the group, so that a refusal found later among the commands before them still reaches them.
+     * stay in the group, so that a refusal found later among the commands before them still reaches them. A command
+     * failed here that gives up aggregates of its own (it has events to store: one built on a given-up aggregate it
+     * borrowed, say) waits until the live commands before it are decided: they are not built on it, and giving up
+     * their aggregate's generation first would fail them with it. The group is cut before it, and the rest goes back
+     * to the head of {@code groups}.
      */
-    private List<CommandSlot> live(List<CommandSlot> group) {
+    private List<CommandSlot> live(List<CommandSlot> group, ArrayDeque<List<CommandSlot>> groups) {
         List<CommandSlot> live = new ArrayList<>(group.size());
-        for (CommandSlot slot : group) {
+        for (int i = 0; i < group.size(); i++) {
+            CommandSlot slot = group.get(i);
             if (isPoisoned(slot) && !runAgain(slot)) {
+                if (slot.hasEventsToStore() && !live.isEmpty()) {
+                    groups.addFirst(new ArrayList<>(group.subList(i, group.size())));
+                    return live;
+                }
                 failPoisoned(slot);
             } else if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
                 live.add(slot);

@@ -472,6 +472,23 @@ class DifferentialTest {
         assertThat(lastRingOutcomes.get(3)).isEqualTo("Refused");
     }
 
+    /**
+     * Found by the long run: an external handler's command on "c" that also loaded "b" (whose creation the store
+     * refuses) fails as built on given-up state, and gives "c" up with it; the never-run-twice deposit to "c" before
+     * it in the same append (whose own event the store refuses) was then failed as built on given-up state too,
+     * instead of as refused: the commands before it are now decided first.
+     */
+    @Example
+    void aCommandBeforeOneBuiltOnAGivenUpAggregateIsDecidedOnItsOwn() {
+        Step external = new Step(Kind.EXTERNAL, "c", 5, false, false, List.of(step(Kind.DEPOSIT, "b", 6)));
+        assertSameAsSimpleCommandBus(COMPACT, new Program(
+                List.of("a"), List.of(step(Kind.OPEN_IF_MISSING, "b", 1), step(Kind.OPEN_IF_MISSING, "b", 2),
+                                      step(Kind.OPEN_IF_MISSING, "c", 3), step(Kind.DEPOSIT_RUN_ONCE, "c", 4),
+                                      external),
+                Set.of(new Deposited("c", 4), new Opened("b"), new Deposited("b", 6)), null, Set.of(0)));
+        assertThat(lastRingOutcomes.get(3)).isEqualTo("Refused");
+    }
+
     private static final Shape COMPACT = new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT));
 
     private static Step step(Kind kind, String account) {
