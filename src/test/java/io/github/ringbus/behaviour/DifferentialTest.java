@@ -489,6 +489,22 @@ class DifferentialTest {
         assertThat(lastRingOutcomes.get(3)).isEqualTo("Refused");
     }
 
+    /**
+     * Found by the long run (seed 7630336921293485234): an external handler's command on "b" that loaded "a", whose
+     * creation the store refuses, fails to be stored (documented: it may not run twice); the never-run-twice deposit
+     * to "b" handled on top of it fails to be stored too, for the same reason, where the twin, which skipped the
+     * first, runs it. Accepted: it is the same documented difference, one command further.
+     */
+    @Example
+    void aNeverRunTwiceCommandOnTopOfOneThatFailedToBeStoredFailsToBeStoredToo() {
+        Step external = new Step(Kind.EXTERNAL, "b", 4, false, false, List.of(step(Kind.DEPOSIT, "a", 5)));
+        assertSameAsSimpleCommandBus(COMPACT, new Program(
+                List.of("b"), List.of(step(Kind.OPEN_IF_MISSING, "a", 1), step(Kind.OPEN_IF_MISSING, "a", 2),
+                                      step(Kind.OPEN_IF_MISSING, "a", 3), external,
+                                      step(Kind.DEPOSIT_RUN_ONCE, "b", 6)),
+                Set.of(new Opened("a")), null, Set.of(0)));
+    }
+
     private static final Shape COMPACT = new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT));
 
     private static Step step(Kind kind, String account) {
@@ -980,8 +996,9 @@ class DifferentialTest {
         /** Accounts a {@code Close} deleted. */
         final Set<String> deleted = new HashSet<>();
         /**
-         * Accounts touched by a command the store refused that may still have been on its way to the store when a
-         * later command was handled on the ring (no wait for every earlier command since).
+         * Accounts touched by a command the store refused (or that failed to be stored, as allowed above) that may
+         * still have been on its way to the store when a later command was handled on the ring (no wait for every
+         * earlier command since).
          */
         final Set<String> refusedInFlight = new HashSet<>();
 
@@ -989,7 +1006,9 @@ class DifferentialTest {
             if (step.kind() == Kind.CLOSE && outcome.equals("null")) {
                 deleted.add(step.account());
             }
-            if (outcome.equals("Refused")) {
+            if (outcome.equals("Refused") || outcome.equals(FAILED_TO_BE_STORED)) {
+                // Nothing of it is stored: the commands handled on top of it are in the same place as those on
+                // top of a refused one (it failed to be stored only where this history allowed that).
                 refusedInFlight.addAll(step.accounts());
             }
         }
