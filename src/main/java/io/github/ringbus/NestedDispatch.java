@@ -231,6 +231,9 @@ final class NestedDispatch {
      * @throws Exception                  when the aggregate could not be read
      */
     AggregateHolder<?> lendForLoad(RingRepository<?> repository, String identifier, CommandSlot slot) throws Exception {
+        // Never run again, whatever comes of the load: a second run would find this aggregate as the commands after
+        // this one in the ring left it (only the command's own aggregate is handled again in ring order: ReRuns).
+        RunOnce.markCurrentUnitOfWork();
         UnitOfWork<?> current = CurrentUnitOfWork.get();
         String commandName = ((CommandMessage<?>) current.getMessage()).getCommandName();
         boolean topLevel = current == current.root();
