@@ -260,7 +260,10 @@ final class NestedDispatch {
             throw new AggregateNotFoundException(identifier, "The aggregate was not found in the event store");
         }
         if (holder.lentTo(slot)) {
-            return holder; // loaded before in this command, or changed by a command run in place around this one
+            // Loaded before in this command, or changed by a command run in place around this one. An event of it
+            // the serializer cannot read back fails this load too, as every load fails on SimpleCommandBus.
+            holder.failIfUnreadable();
+            return holder;
         }
         if (!topLevel && pipeline.anyPublishedAfter(slot.sequence, queued -> mayTarget(queued, repository,
                                                                                         identifier))) {
