@@ -353,13 +353,6 @@ final class CommandSlot implements StageTimes {
                 && unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(unitOfWork);
     }
 
-    /**
-     * Forgets what the last run of the command's handler did, so that it can be handled again: its Unit of Work is
-     * rolled back (rollback handlers run, as for any discarded attempt; commit handlers never will), its events,
-     * result and failure dropped. What the dispatcher and the preload stage wrote stays. Handle stage.
-     *
-     * @param cause why the last run is discarded, for the rollback handlers
-     */
     /** A command sent on a bus beside the ring by this command's handler created that aggregate. Handle stage. */
     void createdBeside(AggregateHolder<?> created) {
         createdBeside.add(created);
@@ -379,6 +372,13 @@ final class CommandSlot implements StageTimes {
         return null;
     }
 
+    /**
+     * Forgets what the last run of the command's handler did, so that it can be handled again: its Unit of Work is
+     * rolled back (rollback handlers run, as for any discarded attempt; commit handlers never will), its events,
+     * result and failure dropped. What the dispatcher and the preload stage wrote stays. Handle stage.
+     *
+     * @param cause why the last run is discarded, for the rollback handlers
+     */
     void prepareReRun(Throwable cause) {
         if (unitOfWork.phase() == UnitOfWork.Phase.PREPARE_COMMIT) {
             unitOfWork.resume();

@@ -457,6 +457,20 @@ class DifferentialTest {
     }
 
     /**
+     * An aggregate's handler creates an account and deposits to its own on the injected SimpleCommandBus; the store
+     * refuses the command before it in the same append. ringbus cannot see commands sent beside the ring, so it
+     * handles the sender again on its aggregate as stored; what the first run sent rolls back with it, and the second
+     * run's outcome and events are SimpleCommandBus's.
+     */
+    @Example
+    void aCommandThatSentOnTheInjectedBusIsHandledAgainBehindARefusedOneAsOnSimpleCommandBus() {
+        Step side = new Step(Kind.SIDE, "a", 2, false, false, List.of(step(Kind.DEPOSIT, "a", 3)));
+        assertSameAsSimpleCommandBus(COMPACT, new Program(List.of("a"), List.of(step(Kind.DEPOSIT, "a", 1), side),
+                                                          Set.of(new Deposited("a", 1)), null, Set.of(0)));
+        assertThat(lastRingOutcomes).containsExactly("Refused", "n2;5;");
+    }
+
+    /**
      * Found by the long run (seed -47111141403028777): an external handler's command on "b" that also loaded "a"
      * (whose creation the store refuses) and then failed is itself failed as built on given-up state, but it changed
      * nothing of "b": the never-run-twice deposit to "b" handled behind it runs as on SimpleCommandBus (the store then
