@@ -22,6 +22,8 @@ import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.ProducerType;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
@@ -52,6 +54,10 @@ final class Pipeline implements RingStages {
     private final RingBuffer<CommandSlot> ring;
     /** The complete stage of each store shard (one, unless several store threads run). */
     private final List<CompleteStage> completeStages;
+    /** Every store stage, one per store thread, for the time their threads spent in the store. */
+    private final List<StoreStage> storeStages;
+    /** The stage threads' names, in the order they start. */
+    private final List<String> threadNames;
     private final boolean timed;
     private final PipelineThreads threads;
     private final boolean publishSeparately;
@@ -124,6 +130,7 @@ final class Pipeline implements RingStages {
         boolean storeCompletes = facts.storeCompletes();
         List<StagePlan.Stage> shards = new ArrayList<>();
         List<CompleteStage> completeStages = new ArrayList<>();
+        List<StoreStage> storeStages = new ArrayList<>();
         String[] storeThreadNames = new String[storeShards];
         for (int shard = 0; shard < storeShards; shard++) {
             storeThreadNames[shard] = settings.threadNamePrefix() + "-store-complete-" + shard;
@@ -133,6 +140,7 @@ final class Pipeline implements RingStages {
             String suffix = storeShards == 1 ? "" : "-" + shard;
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, gapBound,
                                                   shard);
+            storeStages.add(storeStage);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
             shards.add(StagePlan.storing("store-complete" + suffix, new StoreShard(
@@ -155,8 +163,9 @@ final class Pipeline implements RingStages {
             // aggregates, each committing and completing on its own.
             plan = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers).then(shards);
         } else {
-            store = new StageGuard("store", newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null, 0),
-                                   leftInterrupts);
+            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null, 0);
+            storeStages.add(storeStage);
+            store = new StageGuard("store", storeStage, leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
             completeStages.add(completeStage);
             StagePlan.Stage storing = StagePlan.storing("store", store);
@@ -174,8 +183,10 @@ final class Pipeline implements RingStages {
             }
         }
         this.completeStages = List.copyOf(completeStages);
+        this.storeStages = List.copyOf(storeStages);
+        this.threadNames = plan.threadNames(settings.threadNamePrefix());
         this.storeStage = store;
-        this.threads = new PipelineThreads(plan.threadNames(settings.threadNamePrefix()));
+        this.threads = new PipelineThreads(threadNames);
         this.storingThreadNames = plan.storingThreadNames(settings.threadNamePrefix());
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
         this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
@@ -205,6 +216,30 @@ final class Pipeline implements RingStages {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
                               leftInterrupts, recovery, reRuns, gapBound, shard);
+    }
+
+    /**
+     * What each stage thread has spent so far, in the order the threads start: its CPU time (-1 before it started,
+     * after it ended, or where the JVM cannot measure it) and, for a thread that stores, its time in the store.
+     * Any thread; allocates (not for the hot path).
+     */
+    List<StageThreadTimes> stageThreadTimes() {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        boolean measurable = mx.isThreadCpuTimeSupported() && mx.isThreadCpuTimeEnabled();
+        List<Thread> started = threads.threads();
+        List<StageThreadTimes> times = new ArrayList<>(threadNames.size());
+        for (String name : threadNames) {
+            Thread thread = started.stream().filter(t -> t.getName().equals(name)).findFirst().orElse(null);
+            long cpu = thread == null || !measurable ? -1 : mx.getThreadCpuTime(thread.getId());
+            long inStore = 0;
+            for (StoreStage stage : storeStages) {
+                if (thread != null && stage.runner() == thread) {
+                    inStore += stage.inStoreNanos();
+                }
+            }
+            times.add(new StageThreadTimes(name, storingThreadNames.contains(name), cpu, inStore));
+        }
+        return times;
     }
 
     /** Starts the stage threads. */

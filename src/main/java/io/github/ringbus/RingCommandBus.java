@@ -354,6 +354,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return pipeline.ringSize();
     }
 
+    /** @return each stage thread's CPU time and time in the store so far ({@link StageThreadTimes}); for metrics */
+    public List<StageThreadTimes> stageThreadTimes() {
+        return pipeline.stageThreadTimes();
+    }
+
     /** @return the number of handler threads */
     public int handlerThreads() {
         return settings.handlerThreads();

@@ -23,6 +23,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
@@ -96,6 +97,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final GapBound gapBound;
     /** This store thread's index among the store threads (its shard), for {@link #gapBound}. */
     private final int shard;
+    /**
+     * The wall time this stage's thread spent in the store's transactions, summed (see {@link StageThreadTimes}).
+     * Written by the store thread only, once per attempt (a plain add published with a release store: one writer);
+     * read by whoever asks for the stage threads' times.
+     */
+    private final AtomicLong inStoreNanos = new AtomicLong();
+    /** The thread that runs this stage, set by it at its first attempt; read with {@link #inStoreNanos}. */
+    private volatile Thread runner;
 
     /**
      * The payload types whose stored form this store thread has read back from the store once (see readBack). Store
@@ -444,15 +453,38 @@ final class StoreStage implements EventHandler<CommandSlot> {
      */
     private StoreAttempt attempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
         if (gapBound == null) {
-            return attemptInTransaction(slots, events);
+            return timedAttempt(slots, events);
         }
         // Several store threads on a database: no more than the bound past another's open transaction (GapBound).
         gapBound.awaitTurn(shard, gapBound.open(shard, events.size()));
         try {
-            return attemptInTransaction(slots, events);
+            return timedAttempt(slots, events);
         } finally {
             gapBound.close(shard);
         }
+    }
+
+    /** An attempt, its wall time added to {@link #inStoreNanos}: two clock reads per attempt, nothing allocated. */
+    private StoreAttempt timedAttempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
+        if (runner == null) {
+            runner = Thread.currentThread();
+        }
+        long start = System.nanoTime();
+        try {
+            return attemptInTransaction(slots, events);
+        } finally {
+            inStoreNanos.lazySet(inStoreNanos.get() + System.nanoTime() - start);
+        }
+    }
+
+    /** @return the thread that runs this stage, or null before its first attempt */
+    Thread runner() {
+        return runner;
+    }
+
+    /** @return the wall time this stage's thread spent in the store's transactions so far */
+    long inStoreNanos() {
+        return inStoreNanos.get();
     }
 
     private StoreAttempt attemptInTransaction(List<CommandSlot> slots, List<EventMessage<?>> events) {

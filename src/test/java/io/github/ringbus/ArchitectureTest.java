@@ -59,6 +59,8 @@ class ArchitectureTest {
         // What a user implements, and its arguments.
         PUBLIC_API.put("io.github.ringbus.PipelineMonitor", "the monitor a user implements (Builder.pipelineMonitor)");
         PUBLIC_API.put("io.github.ringbus.StageTimes", "what PipelineMonitor is given per command");
+        PUBLIC_API.put("io.github.ringbus.StageThreadTimes", "what RingCommandBus.stageThreadTimes() reports per stage "
+                + "thread (its CPU time and time in the store), for metrics");
         PUBLIC_API.put("io.github.ringbus.StoreBatchListener", "the part of PipelineMonitor that hears of each "
                 + "stored batch");
         PUBLIC_API.put("io.github.ringbus.RunOnce", "how a handler marks its Unit of Work never to be handled again");
@@ -286,7 +288,8 @@ class ArchitectureTest {
                                              "Backoff", "AnnotatedTargetResolver", "NamedTargets", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
-                                             "PipelineMonitor", "StageTimes", "StoreBatchListener", "RunOnce"));
+                                             "PipelineMonitor", "StageTimes", "StageThreadTimes", "StoreBatchListener",
+                                             "RunOnce"));
     }
 
     @Test

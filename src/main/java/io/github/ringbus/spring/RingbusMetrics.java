@@ -2,9 +2,11 @@ package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.PipelineMonitor;
+import io.github.ringbus.StageThreadTimes;
 import io.github.ringbus.StageTimes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -27,6 +29,15 @@ import java.util.concurrent.TimeUnit;
  *     <tr><td>{@value #RING_SIZE}</td><td>gauge</td><td>slots of the ring</td></tr>
  *     <tr><td>{@value #BATCH_COMMANDS}</td><td>summary</td><td>commands per store-stage append</td></tr>
  *     <tr><td>{@value #BATCH_EVENTS}</td><td>summary</td><td>events per store-stage append</td></tr>
+ *     <tr><td>{@value #THREAD_BUSY}</td><td>gauge</td><td>each stage thread's CPU time over wall time (1.0: a whole
+ *         core), tagged {@code thread}, over the last second or more before it is read</td></tr>
+ *     <tr><td>{@value #THREAD_IN_STORE}</td><td>gauge</td><td>a store thread's time in the store's transactions over
+ *         wall time, tagged {@code thread}, over the same window: a store thread mostly in the store but little busy
+ *         waits on the database</td></tr>
+ *     <tr><td>{@value #THREAD_CPU}</td><td>function counter</td><td>each stage thread's CPU time in seconds, tagged
+ *         {@code thread} (its rate is {@value #THREAD_BUSY})</td></tr>
+ *     <tr><td>{@value #THREAD_STORE}</td><td>function counter</td><td>a store thread's seconds in the store's
+ *         transactions, tagged {@code thread}</td></tr>
  *     <tr><td>{@value #STAGE_LATENCY}</td><td>timer</td><td>time per command, tagged {@code stage}: {@code preload}
  *         (published to preloaded), {@code handle} (preloaded to handled), {@code store-publish} (handled to both
  *         stored and published), {@code end-to-end} (published to completing)</td></tr>
@@ -49,6 +60,14 @@ public class RingbusMetrics implements PipelineMonitor {
     public static final String BATCH_COMMANDS = "ringbus.store.batch.commands";
     /** Events per store batch. */
     public static final String BATCH_EVENTS = "ringbus.store.batch.events";
+    /** Each stage thread's busy share of a core, tagged {@code thread}. */
+    public static final String THREAD_BUSY = "ringbus.stage.thread.busy";
+    /** Each store thread's share of time in the store's transactions, tagged {@code thread}. */
+    public static final String THREAD_IN_STORE = "ringbus.stage.thread.in.store";
+    /** Each stage thread's CPU seconds, tagged {@code thread}. */
+    public static final String THREAD_CPU = "ringbus.stage.thread.cpu";
+    /** Each store thread's seconds in the store's transactions, tagged {@code thread}. */
+    public static final String THREAD_STORE = "ringbus.stage.thread.store";
     /** Per-stage time of each command, tagged {@code stage}. */
     public static final String STAGE_LATENCY = "ringbus.stage.latency";
 
@@ -90,7 +109,8 @@ public class RingbusMetrics implements PipelineMonitor {
     }
 
     /**
-     * Registers the gauges of the bus's ring.
+     * Registers the gauges of the bus's ring, and those of each of its stage threads (named when the bus was built;
+     * before the threads start and after they end their CPU meters read NaN).
      *
      * @param bus the bus this monitor was given to
      * @return this
@@ -100,6 +120,26 @@ public class RingbusMetrics implements PipelineMonitor {
              .description("Free slots of the ring").strongReference(false).register(registry);
         Gauge.builder(RING_SIZE, bus, RingCommandBus::ringSize).tags(tags).baseUnit("slots")
              .description("Slots of the ring").strongReference(false).register(registry);
+        // Held strongly by its meters; it holds the bus weakly, as the gauges above do.
+        ThreadShares shares = new ThreadShares(bus);
+        for (StageThreadTimes thread : bus.stageThreadTimes()) {
+            String name = thread.thread();
+            Tags threadTags = tags.and("thread", name);
+            Gauge.builder(THREAD_BUSY, shares, s -> s.busy(name)).tags(threadTags).baseUnit("cores")
+                 .description("A stage thread's CPU time over wall time, over the last second or more")
+                 .strongReference(true).register(registry);
+            FunctionCounter.builder(THREAD_CPU, shares, s -> s.cpuSeconds(name)).tags(threadTags).baseUnit("seconds")
+                           .description("A stage thread's CPU time").register(registry);
+            if (thread.stores()) {
+                Gauge.builder(THREAD_IN_STORE, shares, s -> s.inStore(name)).tags(threadTags)
+                     .description("A store thread's time in the store's transactions over wall time, over the "
+                                          + "last second or more")
+                     .strongReference(true).register(registry);
+                FunctionCounter.builder(THREAD_STORE, shares, s -> s.storeSeconds(name)).tags(threadTags)
+                               .baseUnit("seconds").description("A store thread's time in the store's transactions")
+                               .register(registry);
+            }
+        }
         return this;
     }
 

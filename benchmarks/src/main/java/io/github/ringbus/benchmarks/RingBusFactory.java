@@ -10,6 +10,10 @@ import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Every call into ringbus's API that the benchmarks make, in one place, so that a change to that API is
@@ -20,7 +24,28 @@ import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageE
  */
 public final class RingBusFactory {
 
+    /** Every ring built here, for {@link io.github.ringbus.benchmarks.report.Utilization} (weakly: a trial's ends). */
+    private static final List<WeakReference<RingCommandBus>> BUILT = new CopyOnWriteArrayList<>();
+
     private RingBusFactory() {
+    }
+
+    private static RingCommandBus built(RingCommandBus bus) {
+        BUILT.removeIf(reference -> reference.get() == null);
+        BUILT.add(new WeakReference<>(bus));
+        return bus;
+    }
+
+    /** @return the rings built here that are running now (the benchmark's), for the utilization profiler */
+    public static List<RingCommandBus> running() {
+        List<RingCommandBus> running = new ArrayList<>();
+        for (WeakReference<RingCommandBus> reference : BUILT) {
+            RingCommandBus bus = reference.get();
+            if (bus != null && bus.isRunning()) {
+                running.add(bus);
+            }
+        }
+        return running;
     }
 
     /** ringbus as it comes: only the event store is given. */
@@ -33,8 +58,8 @@ public final class RingBusFactory {
      * commands in one transaction of it (group commit).
      */
     public static RingCommandBus withDefaults(EventStore eventStore, TransactionManager transactions) {
-        return RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions)
-                             .readTransactionManager(readsIn(transactions)).build();
+        return built(RingCommandBus.builder().eventStore(eventStore).transactionManager(transactions)
+                                   .readTransactionManager(readsIn(transactions)).build());
     }
 
     /** ringbus with one handler thread and the given topology and wait strategy, to compare them. */
@@ -47,7 +72,7 @@ public final class RingBusFactory {
     public static RingCommandBus withMonitor(EventStore eventStore, TransactionManager transactions,
                                              Topology topology, WaitStrategyChoice waitStrategy,
                                              PipelineMonitor monitor) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
@@ -55,7 +80,7 @@ public final class RingBusFactory {
                              .topology(topology)
                              .waitStrategy(waitStrategy)
                              .pipelineMonitor(monitor)
-                             .build();
+                             .build());
     }
 
     /**
@@ -64,12 +89,12 @@ public final class RingBusFactory {
      */
     public static RingCommandBus withStoreThreads(EventStore eventStore, TransactionManager transactions,
                                                   int storeThreads) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
                              .storeThreads(storeThreads)
-                             .build();
+                             .build());
     }
 
     /**
@@ -79,25 +104,25 @@ public final class RingBusFactory {
     public static RingCommandBus withCacheSizeOnPool(EventStore eventStore, TransactionManager transactions,
                                                      int cacheSize, int connectionPoolSize,
                                                      java.time.Duration databaseLatency) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
                              .cacheSize(cacheSize)
                              .connectionPoolSize(connectionPoolSize)
                              .databaseLatency(databaseLatency)
-                             .build();
+                             .build());
     }
 
     /** ringbus as it comes but with an aggregate cache of the given size (per aggregate type). */
     public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
                                                int cacheSize) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
                              .cacheSize(cacheSize)
-                             .build();
+                             .build());
     }
 
     /**
@@ -106,13 +131,13 @@ public final class RingBusFactory {
      */
     public static RingCommandBus withCacheSize(EventStore eventStore, TransactionManager transactions,
                                                int cacheSize, int readAheadThreads) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
                              .cacheSize(cacheSize)
                              .readAheadThreads(readAheadThreads)
-                             .build();
+                             .build());
     }
 
     /**
@@ -122,12 +147,12 @@ public final class RingBusFactory {
      * machines.
      */
     public static RingCommandBus tuned(EventStore eventStore, TransactionManager transactions) {
-        return RingCommandBus.builder()
+        return built(RingCommandBus.builder()
                              .eventStore(eventStore)
                              .transactionManager(transactions)
                              .readTransactionManager(readsIn(transactions))
                              .handlerThreads(2)
-                             .build();
+                             .build());
     }
 
     /**

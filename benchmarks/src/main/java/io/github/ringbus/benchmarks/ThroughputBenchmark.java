@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks;
 
+import io.github.ringbus.benchmarks.report.Utilization;
 import java.util.concurrent.TimeUnit;
 import org.axonframework.commandhandling.CommandBus;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -45,6 +46,17 @@ public class ThroughputBenchmark {
         @Setup(Level.Trial)
         public void start() {
             application = BankApplication.start(BusChoice.named(bus));
+        }
+
+        /** For {@code -prof io.github.ringbus.benchmarks.report.Utilization}: the stage threads end with the trial. */
+        @Setup(Level.Iteration)
+        public void iterationBegins() {
+            Utilization.iterationBegins();
+        }
+
+        @TearDown(Level.Iteration)
+        public void iterationEnds() {
+            Utilization.iterationEnds();
         }
 
         @TearDown(Level.Trial)

@@ -1,5 +1,6 @@
 package io.github.ringbus.benchmarks.postgres;
 
+import io.github.ringbus.benchmarks.report.Utilization;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.benchmarks.Account;
@@ -193,10 +194,12 @@ public class PostgresColdCacheBenchmark {
         public void countFrom() {
             readsAtIterationStart = Account.historiesStartedSoFar();
             commandsAtIterationStart = commands.sum();
+            Utilization.iterationBegins();
         }
 
         @TearDown(Level.Iteration)
         public void reportIteration() {
+            Utilization.iterationEnds();
             long reads = Account.historiesStartedSoFar() - readsAtIterationStart;
             long sent = commands.sum() - commandsAtIterationStart;
             System.out.printf("  [%s] %,d commands, %,d accounts read from the store (%.0f%%)%n",

@@ -5,6 +5,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 import io.github.ringbus.benchmarks.BankApplication;
 import io.github.ringbus.benchmarks.BusChoice;
 import io.github.ringbus.benchmarks.DepositBatch;
+import io.github.ringbus.benchmarks.report.Utilization;
 import java.util.concurrent.TimeUnit;
 import org.axonframework.commandhandling.CommandBus;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -46,6 +47,9 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 10)
 public class PostgresGroupCommitBenchmark {
+
+    /** The event rows the server stored per second of an iteration, as counted by the server. */
+    public static final String SERVER_ROWS = "server.rows";
 
     /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
     @State(Scope.Benchmark)
@@ -89,12 +93,17 @@ public class PostgresGroupCommitBenchmark {
         @Setup(Level.Iteration)
         public void countFrom() {
             iterationStart = postgres.counters();
+            Utilization.iterationBegins();
         }
 
         @TearDown(Level.Iteration)
         public void reportIteration() {
             DurablePostgres.ServerCounters now = postgres.counters();
             long events = now.events() - iterationStart.events();
+            // What the server stored per second of the iteration (its commands drained too): the report checks
+            // the score against it.
+            Utilization.alsoReport(SERVER_ROWS, events / Utilization.secondsSinceBegin());
+            Utilization.iterationEnds();
             long commits = now.commits() - iterationStart.commits();
             long flushes = now.walSyncs() - iterationStart.walSyncs();
             System.out.printf("  [%s] server: %,d events stored, %,d commits (%.1f events per commit), "

@@ -35,7 +35,8 @@ final class JmhJson {
                                  primary.path("score").asDouble(),
                                  primary.path("scoreError").asDouble(Double.NaN),
                                  allocation(result.path("secondaryMetrics")),
-                                 iterations(primary.path("rawData"))));
+                                 iterations(primary.path("rawData")),
+                                 secondary(result.path("secondaryMetrics"))));
         }
         return scores;
     }
@@ -69,6 +70,16 @@ final class JmhJson {
             }
         }
         return values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    }
+
+    /** Every secondary result's score (its mean over the iterations), by label, in JMH's order. */
+    private static Map<String, Double> secondary(JsonNode secondaryMetrics) {
+        Map<String, Double> secondary = new java.util.LinkedHashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> fields = secondaryMetrics.fields(); fields.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = fields.next();
+            secondary.put(field.getKey(), field.getValue().path("score").asDouble(Double.NaN));
+        }
+        return secondary;
     }
 
     /** JMH names the metric {@code gc.alloc.rate.norm}, and before 1.33 {@code ·gc.alloc.rate.norm}. */

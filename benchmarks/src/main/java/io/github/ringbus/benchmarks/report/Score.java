@@ -13,9 +13,17 @@ package io.github.ringbus.benchmarks.report;
  * @param bytesPerOp {@code gc.alloc.rate.norm} from JMH's {@code -prof gc}, or {@code NaN} without it
  * @param iterations the score of every measured iteration of every fork, sorted; empty when JMH gave none (its
  *                   sample-time mode)
+ * @param secondary  JMH's secondary results by label (their mean over the iterations): the utilization profiler's
+ *                   {@code util.*} and the server's own count ({@code server.rows}), where the run had them
  */
 public record Score(String method, String parameter, String label, int threads, double score, double error,
-                    double bytesPerOp, double[] iterations) {
+                    double bytesPerOp, double[] iterations, java.util.Map<String, Double> secondary) {
+
+    /** A score without secondary results. */
+    public Score(String method, String parameter, String label, int threads, double score, double error,
+                 double bytesPerOp, double[] iterations) {
+        this(method, parameter, label, threads, score, error, bytesPerOp, iterations, java.util.Map.of());
+    }
 
     /** @return the lowest iteration's score, or the score when there are no iterations */
     public double min() {

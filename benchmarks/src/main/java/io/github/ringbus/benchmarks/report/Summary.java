@@ -32,6 +32,8 @@ public final class Summary {
 
     private static final String SIMPLE = "simple";
     private static final String AXON_DISRUPTOR = "axon-disruptor-cached";
+    /** The events the server stored per second of an iteration, as the PostgreSQL benchmark reports it. */
+    static final String SERVER_ROWS = "server.rows";
     private static final Map<String, String> CASES = Map.ofEntries(
             Map.entry("throughput/oneDispatcher", "in memory, 1 dispatcher"),
             Map.entry("throughput/fourDispatchers", "in memory, 4 dispatchers"),
@@ -112,7 +114,9 @@ public final class Summary {
         List<String> charts = new ArrayList<>();
         List<String> files = new ArrayList<>();
         StringBuilder throughput = new StringBuilder();
+        StringBuilder utilization = new StringBuilder();
         boolean anyWide = false;
+        boolean anyRefused = false;
         for (String file : COMMAND_FILES) {
             Path json = results.resolve(file + ".json");
             if (!only.contains(file) || !Files.exists(json)) {
@@ -126,6 +130,15 @@ public final class Summary {
                 String name = CASES.getOrDefault(file + "/" + method, file + ", " + method);
                 for (Score score : scores.stream().filter(s -> s.method().equals(method)).toList()) {
                     anyWide |= score.wide();
+                    utilization.append(utilizationRow(name, score, cores));
+                    String refused = file.startsWith("postgres")
+                            ? refusal(score, file.startsWith("postgres-away") ? serverLimitAway : serverLimit)
+                            : null;
+                    if (refused != null) {
+                        anyRefused = true;
+                        throughput.append(String.format("| %s | %s | %s | | | | |%n", name, score.label(), refused));
+                        continue;
+                    }
                     throughput.append(String.format("| %s | %s | %s (%s-%s, %d it.) | %s | %s | %s | ±%s%s |%n",
                             name, score.label(), number(score.median()), number(score.min()), number(score.max()),
                             score.iterations().length,
@@ -170,11 +183,30 @@ public final class Summary {
                                         + "700 pre-serialized rows); each command stores one row. ",
                                         number(serverLimit.median()), serverLimit.threads(), serverLimit.method()));
             }
+            if (anyRefused) {
+                md.append("\"refused\": a durable figure is printed only when the events the server itself counted "
+                          + "in the same iterations agree with it (within 10 %) and it is not above the server's "
+                          + "limit: a figure that fails either check is a counting error, not a speed. ");
+            }
             if (anyWide) {
                 md.append("\"(wide)\": JMH's 99.9 % interval is wider than a fifth of the score (few iterations, a "
                           + "noisy machine); read the iterations' spread instead.");
             }
             md.append("\n\n");
+        }
+
+        if (!utilization.isEmpty()) {
+            md.append("## Where the time goes (the measurement iterations, `-prof ")
+              .append(Utilization.class.getName()).append("`)\n\n");
+            md.append("| case | bus | machine busy | this JVM | outside it (the server, ...) | busiest threads, % of a core "
+                      + "| ringbus store threads in the store |\n");
+            md.append("|---|---|---:|---:|---:|---|---|\n");
+            md.append(utilization).append('\n');
+            md.append(String.format("Machine busy: all %d cores together (`/proc/stat`); this JVM and outside it in "
+                                    + "cores (1.00 = one core busy); threads in %% of one core, JMH's dispatching "
+                                    + "threads summed as `dispatchers`, the JVM's own (GC, JIT) as `gc, jit, other`. A "
+                                    + "ringbus store thread much longer in the store than busy waits on the server.%n%n",
+                                    cores));
         }
 
         Path roundTrip = results.resolve("roundtrip.json");
@@ -250,6 +282,64 @@ public final class Summary {
         double share = score.median() / limit;
         return share > 1.0 ? "above this run's limit: the limit was measured wrong (too short or disturbed)"
                 : String.format("%.0f %%", 100 * share);
+    }
+
+    /**
+     * Why a durable figure must not be printed, or null when it may: the server's own count of the events it stored in
+     * the same iterations ({@code server.rows}, one event per command) disagrees with it by more than 10 %, or it is
+     * above the server's limit by more than 10 % (no bus stores faster than the server alone).
+     */
+    static String refusal(Score score, Score serverLimit) {
+        Double rows = score.secondary().get(SERVER_ROWS);
+        if (rows != null && !rows.isNaN() && Math.abs(score.score() - rows) > 0.1 * rows) {
+            return String.format("refused: %s commands/s, but the server stored %s events/s in the same iterations",
+                                 number(score.score()), number(rows));
+        }
+        if (serverLimit != null && score.median() > 1.1 * serverLimit.median()) {
+            return String.format("refused: %s commands/s, above the server's limit of %s rows/s",
+                                 number(score.median()), number(serverLimit.median()));
+        }
+        return null;
+    }
+
+    /** A row of the utilization table, or nothing when the score has no {@code util.*} results. */
+    static String utilizationRow(String name, Score score, int cores) {
+        Map<String, Double> secondary = score.secondary();
+        Double jvm = secondary.get("util.jvm");
+        if (jvm == null) {
+            return "";
+        }
+        Double machine = secondary.get("util.machine");
+        double jvmCores = jvm / 100;
+        String outside = machine == null ? "n/a"
+                : String.format("%.2f", Math.max(0, machine / 100 * cores - jvmCores));
+        List<Map.Entry<String, Double>> threads = new ArrayList<>();
+        double named = 0;
+        for (Map.Entry<String, Double> entry : secondary.entrySet()) {
+            if (entry.getKey().startsWith("util.thread.")) {
+                threads.add(Map.entry(entry.getKey().substring("util.thread.".length()), entry.getValue()));
+                named += entry.getValue();
+            }
+        }
+        threads.add(Map.entry("gc, jit, other", Math.max(0, jvm - named)));
+        threads.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+        StringBuilder busiest = new StringBuilder();
+        for (int i = 0; i < Math.min(5, threads.size()); i++) {
+            busiest.append(i == 0 ? "" : ", ").append(String.format("%s %.0f", threads.get(i).getKey(),
+                                                                    threads.get(i).getValue()));
+        }
+        StringBuilder inStore = new StringBuilder();
+        secondary.forEach((label, value) -> {
+            if (label.startsWith("util.in-store.")) {
+                String thread = label.substring("util.in-store.".length());
+                Double busy = secondary.get("util.thread." + thread);
+                inStore.append(inStore.isEmpty() ? "" : ", ")
+                       .append(String.format("%s %.0f %% (busy %.0f %%)", thread, value, busy == null ? 0 : busy));
+            }
+        });
+        return String.format("| %s | %s | %s | %.2f | %s | %s | %s |%n", name, score.label(),
+                             machine == null ? "n/a" : String.format("%.0f %%", machine), jvmCores, outside, busiest,
+                             inStore);
     }
 
     private static String machine() {

@@ -56,4 +56,50 @@ class SummaryTest {
                 "| PostgreSQL 0.5 ms away, cold cache, 8 dispatchers | ringbus-cold | 2,000 (2,000-2,000, 2 it.) | "
                 + "2.00 (2.00-2.00) | n/a | 20 % |"), summary);
     }
+
+    private static Score durable(double commandsPerSecond, java.util.Map<String, Double> secondary) {
+        return new Score("eightDispatchers", "bus", "axon-disruptor-cached", 8, commandsPerSecond, 0, Double.NaN,
+                         new double[]{commandsPerSecond}, secondary);
+    }
+
+    private static final Score SERVER_LIMIT = new Score("eightConnections", "benchmark", "eightConnections", 8, 40_657,
+                                                        0, Double.NaN, new double[]{40_657});
+
+    @Test
+    void aDurableFigureTheServersOwnCountDisagreesWithIsRefused() {
+        // benchmarks/run --quick printed 223,779 commands/s while the server stored 4,203 events in that 2 s iteration.
+        String refusal = Summary.refusal(durable(223_779, java.util.Map.of(Summary.SERVER_ROWS, 2_101.0)), null);
+
+        assertEquals("refused: 223,779 commands/s, but the server stored 2,101 events/s in the same iterations",
+                     refusal);
+    }
+
+    @Test
+    void aDurableFigureAboveTheServersLimitIsRefused() {
+        assertEquals("refused: 60,000 commands/s, above the server's limit of 40,657 rows/s",
+                     Summary.refusal(durable(60_000, java.util.Map.of()), SERVER_LIMIT));
+    }
+
+    @Test
+    void aDurableFigureTheServerAgreesWithIsPrinted() {
+        assertEquals(null, Summary.refusal(durable(30_000, java.util.Map.of(Summary.SERVER_ROWS, 29_500.0)),
+                                           SERVER_LIMIT));
+    }
+
+    @Test
+    void theUtilizationRowNamesTheBusiestThreadsAndTheStoreThreadsTimeInTheStore() {
+        java.util.Map<String, Double> secondary = new java.util.LinkedHashMap<>();
+        secondary.put("util.machine", 70.0);
+        secondary.put("util.jvm", 60.0);
+        secondary.put("util.thread.ringbus-preload-handle", 20.0);
+        secondary.put("util.thread.ringbus-store-complete", 19.0);
+        secondary.put("util.thread.dispatchers", 8.0);
+        secondary.put("util.in-store.ringbus-store-complete", 90.0);
+
+        String row = Summary.utilizationRow("PostgreSQL durable, 8 dispatchers", durable(50_000, secondary), 2);
+
+        assertEquals("| PostgreSQL durable, 8 dispatchers | axon-disruptor-cached | 70 % | 0.60 | 0.80 | "
+                     + "ringbus-preload-handle 20, ringbus-store-complete 19, gc, jit, other 13, dispatchers 8 | "
+                     + "ringbus-store-complete 90 % (busy 19 %) |\n", row);
+    }
 }

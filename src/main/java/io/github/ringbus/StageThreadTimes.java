@@ -1,0 +1,18 @@
+package io.github.ringbus;
+
+/**
+ * What one of a ring's stage threads has spent since it started, read at one moment
+ * ({@link RingCommandBus#stageThreadTimes()}): the CPU time it used, and, for a thread that stores, the wall time it
+ * spent inside the store's transactions (appending and committing, which is mostly waiting for the server on a
+ * database). Over an interval, {@code cpuNanos} over the interval's length is the thread's busy share of a core, and
+ * {@code inStoreNanos} over it the share of its time the store took: a store thread busy 20 % of a core and 90 % in the
+ * store waits on the database; a handler thread busy 95 % limits the ring by itself.
+ *
+ * @param thread       the thread's name ({@code <prefix>-<stage>}, e.g. {@code ringbus-store-complete})
+ * @param stores       true when the thread appends events to the store (a store or store-complete stage)
+ * @param cpuNanos     the CPU time the thread used, or -1 where the JVM cannot measure it (or the thread has not
+ *                     started, or has ended)
+ * @param inStoreNanos the wall time the thread spent in the store's transactions (0 for a thread that does not store)
+ */
+public record StageThreadTimes(String thread, boolean stores, long cpuNanos, long inStoreNanos) {
+}
