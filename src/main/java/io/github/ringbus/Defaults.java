@@ -87,21 +87,32 @@ final class Defaults {
     }
 
     /**
-     * Store threads: one per four cores, at least one, where the engine can take appends side by side (a database,
-     * behind a transaction manager that gives each thread its own transaction); one where it cannot: without a
-     * transaction manager (each thread's appends would not be its own transaction) or on Axon's in-memory engine,
-     * which appends under one lock, so that more threads would only wait for each other.
+     * Store threads where the engine can take appends side by side (a database, behind a transaction manager that
+     * gives each thread its own transaction): one per two cores from 8 cores on, one per four cores below (so one up
+     * to 7 cores), at most half the connection pool when its size is known (the read-ahead threads take the other
+     * half) and at most 64. One where the engine cannot: without a transaction manager (each thread's appends would
+     * not be its own transaction) or on Axon's in-memory engine, which appends under one lock, so that more threads
+     * would only wait for each other.
+     * <p>
+     * Measured (docs/benchmarks.md, "The whole machine"): each store thread commits on one connection, and one
+     * connection's server backend is busy most of the time it is in the store; on 16 cores eight store threads stored
+     * 1.46x and 1.49x what four did at 8 and 64 dispatchers (sixteen: 1.53x and 1.34x). On 2 cores a second one fills
+     * the idle cores but stores no more (the two backends share them).
      *
      * @param eventStore         the bus's event store
      * @param transactionManager the bus's transaction manager
+     * @param cores              the machine's cores
+     * @param connectionPoolSize the connection pool's size, or 0 when not known
      * @return the default number of store threads
      */
-    static int storeThreads(EventStore eventStore, TransactionManager transactionManager) {
+    static int storeThreads(EventStore eventStore, TransactionManager transactionManager, int cores,
+                            int connectionPoolSize) {
         if (transactionManager instanceof NoTransactionManager
                 || (eventStore instanceof RingEventStore ringEventStore && ringEventStore.appendsUnderOneLock())) {
             return 1;
         }
-        return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);
+        int byCores = Math.min(64, cores >= 8 ? cores / 2 : Math.max(1, cores / 4));
+        return connectionPoolSize > 0 ? Math.max(1, Math.min(byCores, connectionPoolSize / 2)) : byCores;
     }
 
     /** {@link Topology#COMPACT} on small machines with one handler thread (measured faster on 2 cores). */

@@ -469,8 +469,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         /**
          * Store threads, each storing (its own transactions, so its own database connection), publishing and
          * completing the commands of its share of the aggregates: one aggregate's events always go through the same
-         * one, in order. Between 1 and 64. Default: one per four cores, at least one, when there is a transaction
-         * manager and the engine is not Axon's in-memory one; otherwise 1 (an engine that appends under one lock,
+         * one, in order. Between 1 and 64. Default, when there is a transaction manager and the engine is not Axon's
+         * in-memory one: one per two cores from 8 cores on, one per four below (one up to 7 cores), at most half of
+         * {@link #connectionPoolSize} when given; otherwise 1 (an engine that appends under one lock,
          * as Axon's in-memory engine does, gains nothing from several). More than one needs topology
          * {@link Topology#FULL} (chosen by default then), a storage engine that takes appends from several threads
          * at once (Axon's JDBC and JPA engines do) and a connection pool with a connection for each.
@@ -749,7 +750,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
             SnapshotTriggerDefinition busTrigger = snapshotter != null
                     ? new EventCountSnapshotTriggerDefinition(snapshotter, snapshotThreshold)
                     : snapshotTriggerDefinition;
-            int defaultStoreThreads = Defaults.storeThreads(eventStore, transactionManager);
+            int defaultStoreThreads = Defaults.storeThreads(eventStore, transactionManager,
+                                                            Runtime.getRuntime().availableProcessors(),
+                                                            connectionPoolSize);
             Topology chosenTopology = chosenTopology(storeThreads != 0 ? storeThreads : defaultStoreThreads);
             return new RingCommandBus(new RingSettings(
                     eventStore, ringSize, handlerThreads, chosenStoreThreads(chosenTopology, defaultStoreThreads),

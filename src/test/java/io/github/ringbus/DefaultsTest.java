@@ -315,4 +315,51 @@ class DefaultsTest {
                                      .InMemoryEventStorageEngine())
                              .build();
     }
+
+    /** A store on a database-like engine (not a RingEventStore on Axon's in-memory engine) with transactions. */
+    private static final org.axonframework.eventsourcing.eventstore.EventStore DATABASE_STORE =
+            org.axonframework.eventsourcing.eventstore.EmbeddedEventStore.builder()
+                    .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine())
+                    .build();
+    private static final org.axonframework.common.transaction.TransactionManager TRANSACTIONS =
+            () -> new org.axonframework.common.transaction.Transaction() {
+                @Override
+                public void commit() {
+                }
+
+                @Override
+                public void rollback() {
+                }
+            };
+
+    @Test
+    void onADatabaseTheStoreThreadsAreOnePerFourCoresBelowEightCoresAndOnePerTwoCoresFromEight() {
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 2, 0)).isEqualTo(1);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 4, 0)).isEqualTo(1);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 7, 0)).isEqualTo(1);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 8, 0)).isEqualTo(4);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 16, 0)).isEqualTo(8);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 256, 0)).isEqualTo(64);
+    }
+
+    @Test
+    void theStoreThreadsTakeAtMostHalfTheConnectionPoolTheReadAheadThreadsTakingTheOtherHalf() {
+        // Spring Boot's default pool of 10 on 16 cores: 5 store threads and 5 read-ahead threads, never more than it.
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 16, 10)).isEqualTo(5);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 16, 10)
+                   + Defaults.readAheadThreads(10, null, 16)).isLessThanOrEqualTo(10);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 16, 1)).isEqualTo(1);
+        assertThat(Defaults.storeThreads(DATABASE_STORE, TRANSACTIONS, 16, 72)).isEqualTo(8);
+    }
+
+    @Test
+    void withoutATransactionManagerOrOnAnEngineThatAppendsUnderOneLockThereIsOneStoreThread() {
+        assertThat(Defaults.storeThreads(DATABASE_STORE,
+                                         org.axonframework.common.transaction.NoTransactionManager.INSTANCE, 16, 0))
+                .isEqualTo(1);
+        RingEventStore inMemory = RingEventStore.builder()
+                .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine())
+                .build();
+        assertThat(Defaults.storeThreads(inMemory, TRANSACTIONS, 16, 0)).isEqualTo(1);
+    }
 }

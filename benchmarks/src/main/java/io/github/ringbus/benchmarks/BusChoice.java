@@ -75,6 +75,10 @@ public enum BusChoice {
     RINGBUS_STORE_8("ringbus-store-8", false, configuration -> RingBusFactory.withStoreThreads(
             configuration.eventStore(), transactions(configuration), 8)),
 
+    /** ringbus with sixteen store threads. */
+    RINGBUS_STORE_16("ringbus-store-16", false, configuration -> RingBusFactory.withStoreThreads(
+            configuration.eventStore(), transactions(configuration), 16)),
+
     /**
      * ringbus whose aggregate cache holds a tenth of the bank's accounts: most commands find their aggregate
      * missing and it is read from the event store first (the cold reads of a working set larger than the cache, or

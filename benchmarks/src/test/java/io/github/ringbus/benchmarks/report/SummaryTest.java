@@ -66,7 +66,7 @@ class SummaryTest {
                                                         0, Double.NaN, new double[]{40_657});
 
     @Test
-    void aDurableFigureTheServersOwnCountDisagreesWithIsRefused() {
+    void aDurableFigureAboveWhatTheServerItselfCountedIsRefused() {
         // benchmarks/run --quick printed 223,779 commands/s while the server stored 4,203 events in that 2 s iteration.
         String refusal = Summary.refusal(durable(223_779, java.util.Map.of(Summary.SERVER_ROWS, 2_101.0)), null);
 
@@ -78,6 +78,12 @@ class SummaryTest {
     void aDurableFigureAboveTheServersLimitIsRefused() {
         assertEquals("refused: 60,000 commands/s, above the server's limit of 40,657 rows/s",
                      Summary.refusal(durable(60_000, java.util.Map.of()), SERVER_LIMIT));
+    }
+
+    @Test
+    void aDurableFigureBelowWhatTheServerStoredIsPrinted() {
+        // The server stores the commands in flight at the iteration's end too, and those sent while JMH ramps.
+        assertEquals(null, Summary.refusal(durable(137_000, java.util.Map.of(Summary.SERVER_ROWS, 150_000.0)), null));
     }
 
     @Test
