@@ -204,7 +204,8 @@ public final class Summary {
             md.append(utilization).append('\n');
             md.append(String.format("Machine busy: all %d cores together (`/proc/stat`); this JVM and outside it in "
                                     + "cores (1.00 = one core busy); threads in %% of one core, JMH's dispatching "
-                                    + "threads summed as `dispatchers`, the JVM's own (GC, JIT) as `gc, jit, other`. A "
+                                    + "threads summed as `dispatchers`; `other`: the JVM's own (GC, JIT) and threads "
+                                    + "under 2 %% of a core each. A "
                                     + "ringbus store thread much longer in the store than busy waits on the server.%n%n",
                                     cores));
         }
@@ -323,7 +324,7 @@ public final class Summary {
                 named += entry.getValue();
             }
         }
-        threads.add(Map.entry("gc, jit, other", Math.max(0, jvm - named)));
+        threads.add(Map.entry("other (GC, JIT, threads under 2 %)", Math.max(0, jvm - named)));
         threads.sort(Map.Entry.<String, Double>comparingByValue().reversed());
         StringBuilder busiest = new StringBuilder();
         for (int i = 0; i < Math.min(5, threads.size()); i++) {

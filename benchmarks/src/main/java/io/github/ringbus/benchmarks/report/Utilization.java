@@ -32,7 +32,8 @@ import org.openjdk.jmh.results.ScalarResult;
  *     <li>{@code util.jvm}: this JVM's CPU time over wall time, in percent of one core;</li>
  *     <li>{@code util.thread.NAME}: a thread's CPU time over wall time, in percent of one core, for every thread
  *     busy at least 2 % of a core: ringbus's stage threads by name, JMH's dispatching threads together as
- *     {@code dispatchers} (their sum), other threads grouped by their name without numbers;</li>
+ *     {@code dispatchers} (their sum), other threads summed by their name without numbers (ringbus's read-ahead
+ *     threads as one);</li>
  *     <li>{@code util.in-store.NAME}: a ringbus store thread's time inside the store's transactions over wall time
  *     (appending and committing: on a database mostly waiting for the server).</li>
  * </ul>
@@ -43,6 +44,9 @@ public final class Utilization implements InternalProfiler {
 
     private static final Path PROC_STAT = Path.of("/proc/stat");
     private static final double MIN_SHARE = 2.0;
+    /** The stage threads' names (StagePlan's), kept whole; other threads lose their numbers and are summed. */
+    private static final java.util.regex.Pattern STAGES = java.util.regex.Pattern.compile(
+            "-(preload|preload-handle|handle-\\d+|store|store-complete|store-complete-\\d+|publish|complete)$");
 
     /**
      * The window a benchmark marked with {@link #iterationBegins()} and {@link #iterationEnds()}; null where it marks
@@ -173,8 +177,8 @@ public final class Utilization implements InternalProfiler {
 
     /** ringbus's stage threads keep their names; JMH's workers are the dispatchers; others lose their numbers. */
     static String group(String threadName) {
-        if (threadName.startsWith("ringbus-")) {
-            return threadName;
+        if (threadName.matches("ringbus-[a-z-]+(-\\d+)?") && STAGES.matcher(threadName).find()) {
+            return threadName; // a stage thread: each handler thread and store shard by its own name
         }
         if (threadName.contains("jmh-worker")) {
             return "dispatchers";

@@ -105,7 +105,16 @@ class SummaryTest {
         String row = Summary.utilizationRow("PostgreSQL durable, 8 dispatchers", durable(50_000, secondary), 2);
 
         assertEquals("| PostgreSQL durable, 8 dispatchers | axon-disruptor-cached | 70 % | 0.60 | 0.80 | "
-                     + "ringbus-preload-handle 20, ringbus-store-complete 19, gc, jit, other 13, dispatchers 8 | "
+                     + "ringbus-preload-handle 20, ringbus-store-complete 19, other (GC, JIT, threads under 2 %) 13, dispatchers 8 | "
                      + "ringbus-store-complete 90 % (busy 19 %) |\n", row);
+    }
+
+    @Test
+    void stageThreadsKeepTheirNamesAndOtherThreadsAreSummedWithoutTheirNumbers() {
+        assertEquals("ringbus-store-complete-3", Utilization.group("ringbus-store-complete-3"));
+        assertEquals("ringbus-handle-0", Utilization.group("ringbus-handle-0"));
+        assertEquals("ringbus-preload-handle", Utilization.group("ringbus-preload-handle"));
+        assertEquals("ringbus-read-ahead-#", Utilization.group("ringbus-read-ahead-12"));
+        assertEquals("dispatchers", Utilization.group("io.github.Bench.run-jmh-worker-7"));
     }
 }
