@@ -81,6 +81,37 @@ final class Defaults {
         return (int) Math.min(Integer.MAX_VALUE, Math.ceil(READS_PER_SECOND_PER_CORE * (double) cores * seconds));
     }
 
+    /** The round trip from which a database is far away: below it, a small pool is never worth a line in the log. */
+    static final Duration FAR_DATABASE = Duration.ofMillis(1);
+
+    /**
+     * The line the log gets when the connection pool holds the read-ahead threads well below what the database's round
+     * trip asks for: a database far away (at least {@link #FAR_DATABASE}) and less than half the reads it would keep
+     * up with. Near its database, a small pool (Spring Boot's default of 10) costs nothing worth a line, and a round
+     * trip just under the wanted count neither. It names the settings as a Spring Boot user and a builder user set them.
+     *
+     * @param chosen             the read-ahead threads chosen
+     * @param connectionPoolSize the pool's size, or 0 when not known
+     * @param databaseLatency    the database's round trip, or null when not known
+     * @param cores              the machine's cores
+     * @return the line, or null for none
+     */
+    static String readAheadAdvice(int chosen, int connectionPoolSize, Duration databaseLatency, int cores) {
+        if (connectionPoolSize <= 0 || databaseLatency == null || databaseLatency.compareTo(FAR_DATABASE) < 0) {
+            return null;
+        }
+        int wanted = Math.min(64, readsInFlight(databaseLatency, cores));
+        if (chosen * 2 >= wanted) {
+            return null;
+        }
+        return String.format("ringbus reads at most %d aggregates missing from its cache at once, half the connection "
+                                     + "pool of %d; with the database %d us away, %d would keep up with %d cores: raise "
+                                     + "the pool's size (spring.datasource.hikari.maximum-pool-size with Spring Boot's "
+                                     + "default pool), or set ringbus.read-ahead-threads (readAheadThreads on the "
+                                     + "builder)", chosen, connectionPoolSize, databaseLatency.toNanos() / 1_000, wanted,
+                             cores);
+    }
+
     /** One handler thread per four cores, at least one: the other stages need cores too. */
     static int handlerThreads() {
         return Math.max(1, Runtime.getRuntime().availableProcessors() / 4);

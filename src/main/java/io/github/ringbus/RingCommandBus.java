@@ -769,19 +769,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
         /**
          * The default read-ahead threads, from the cores, the database's round trip and the pool; says so in the log
-         * when the pool holds them below what the round trip asks for (a database far away behind a small pool: the
-         * first start should not hide that). Near its database a small pool costs nothing measurable, and is not
-         * mentioned.
+         * when the pool holds them well below what a database far away asks for ({@link Defaults#readAheadAdvice}).
          */
         private int defaultReadAheadThreads() {
             int cores = Runtime.getRuntime().availableProcessors();
             int chosen = Defaults.readAheadThreads(connectionPoolSize, databaseLatency, cores);
-            int wanted = Math.min(64, Defaults.readsInFlight(databaseLatency, cores));
-            if (chosen < wanted) {
-                logger.info("ringbus reads at most {} missing aggregates at once, half the connection pool of {}; with "
-                                    + "the database {} us away, {} would keep up with {} cores: raise the pool's size, "
-                                    + "or set readAheadThreads", chosen, connectionPoolSize,
-                            databaseLatency.toNanos() / 1_000, wanted, cores);
+            String advice = Defaults.readAheadAdvice(chosen, connectionPoolSize, databaseLatency, cores);
+            if (advice != null) {
+                logger.info(advice);
             }
             return chosen;
         }

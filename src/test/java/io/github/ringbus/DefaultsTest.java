@@ -362,4 +362,29 @@ class DefaultsTest {
                 .build();
         assertThat(Defaults.storeThreads(inMemory, TRANSACTIONS, 16, 0)).isEqualTo(1);
     }
+
+    @Test
+    void nearItsDatabaseSpringBootsDefaultPoolGetsNoLineAboutReadsAhead() {
+        int chosen = Defaults.readAheadThreads(10, Duration.ofNanos(250_000), 16);
+
+        assertThat(Defaults.readAheadAdvice(chosen, 10, Duration.ofNanos(250_000), 16)).isNull();
+    }
+
+    @Test
+    void farFromItsDatabaseASmallPoolGetsALineNamingTheSpringPropertiesAndTheBuildersSetting() {
+        int chosen = Defaults.readAheadThreads(10, Duration.ofMillis(2), 2);
+
+        assertThat(Defaults.readAheadAdvice(chosen, 10, Duration.ofMillis(2), 2))
+                .contains("half the connection pool of 10", "2000 us away", "spring.datasource.hikari.maximum-pool-size",
+                          "ringbus.read-ahead-threads", "readAheadThreads on the builder");
+    }
+
+    @Test
+    void aPoolThatGivesAtLeastHalfTheReadsWantedGetsNoLine() {
+        int chosen = Defaults.readAheadThreads(72, Duration.ofMillis(2), 2);
+
+        assertThat(Defaults.readAheadAdvice(chosen, 72, Duration.ofMillis(2), 2)).isNull();
+        assertThat(Defaults.readAheadAdvice(5, 0, Duration.ofMillis(2), 2)).as("pool unknown").isNull();
+        assertThat(Defaults.readAheadAdvice(5, 10, null, 2)).as("round trip unknown").isNull();
+    }
 }

@@ -94,8 +94,8 @@ public class RingbusProperties implements Validator {
     /**
      * The round trip between the application and its database, e.g. 800us or 2ms: the default read-ahead threads
      * read as many missing aggregates at once as this machine's cores keep up with at that round trip (up to 64, and
-     * half the pool). 0 to 10 s. Default: measured at start-up on the application's {@code DataSource} (the median of
-     * five validations of one connection, at most 2 s spent); not known without one.
+     * half the pool). 0 to 10 s. Default: measured at start-up on the application's {@code DataSource} (the fastest of
+     * ten validations of one connection, at most 2 s spent); not known without one.
      */
     private Duration databaseLatency;
 
