@@ -75,6 +75,10 @@ class ArchitectureTest {
         // Spring Boot: loaded by name, bound to properties, or named by users.
         PUBLIC_API.put("io.github.ringbus.spring.RingbusAutoConfiguration", "listed in Spring Boot's "
                 + "AutoConfiguration.imports, which a user excludes by class");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusOffAutoConfiguration", "listed in Spring Boot's "
+                + "AutoConfiguration.imports: it must be public");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusOffAutoConfiguration$RingbusOff", "the bean that says ringbus "
+                + "is off (ringbus.enabled=false)");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusDistributedAutoConfiguration", "listed in Spring Boot's "
                 + "AutoConfiguration.imports, which a user excludes by class");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties", "bound by Spring Boot to ringbus.*; its "

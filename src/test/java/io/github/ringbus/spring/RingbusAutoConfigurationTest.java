@@ -281,6 +281,16 @@ class RingbusAutoConfigurationTest {
     }
 
     @Test
+    void disabledSaysSoInOneLineAtStart() {
+        runner.withPropertyValues("ringbus.enabled=false").run(context -> {
+            assertThat(context).hasSingleBean(RingbusOffAutoConfiguration.RingbusOff.class);
+            assertThat(context.getBean(RingbusOffAutoConfiguration.RingbusOff.class).line())
+                    .startsWith("ringbus is off (ringbus.enabled=false)");
+        });
+        runner.run(context -> assertThat(context).doesNotHaveBean(RingbusOffAutoConfiguration.RingbusOff.class));
+    }
+
+    @Test
     void disabledRestoresAxonsCommandTargetResolver() {
         runner.withPropertyValues("ringbus.enabled=false").run(context -> {
             assertThat(context).hasNotFailed();
