@@ -242,6 +242,22 @@ final class Pipeline implements RingStages {
         return times;
     }
 
+    /**
+     * @return the store failing longest: the store thread whose attempts have all failed for the longest time, or null
+     *         when every store thread's last attempt stored (or none failed). Any thread.
+     */
+    StoreFailure storeFailure() {
+        long now = System.nanoTime();
+        StoreFailure longest = null;
+        for (StoreStage stage : storeStages) {
+            StoreFailure failure = stage.failure(now);
+            if (failure != null && (longest == null || failure.failingFor().compareTo(longest.failingFor()) > 0)) {
+                longest = failure;
+            }
+        }
+        return longest;
+    }
+
     /** Starts the stage threads. */
     @Override
     public void start() {

@@ -354,6 +354,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return pipeline.ringSize();
     }
 
+    /** @return the store failing every attempt ({@link StoreFailure}), or null while it stores; for health checks */
+    public StoreFailure storeFailure() {
+        return pipeline.storeFailure();
+    }
+
     /** @return each stage thread's CPU time and time in the store so far ({@link StageThreadTimes}); for metrics */
     public List<StageThreadTimes> stageThreadTimes() {
         return pipeline.stageThreadTimes();
@@ -380,18 +385,15 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     }
 
     /**
-     * Unwraps the ringbus bus from a command bus that is one or that delegates to one locally.
-     *
      * @param commandBus an Axon command bus
-     * @return the ringbus bus, or null
+     * @return the ringbus bus it is, or delegates to locally (unwrapped); null when none
      */
     public static RingCommandBus localRingOf(CommandBus commandBus) {
         if (commandBus instanceof RingCommandBus) {
             return (RingCommandBus) commandBus;
         }
-        if (commandBus instanceof Distributed) {
-            Object local = ((Distributed<?>) commandBus).localSegment();
-            return local instanceof RingCommandBus ? (RingCommandBus) local : null;
+        if (commandBus instanceof Distributed<?> distributed) {
+            return distributed.localSegment() instanceof RingCommandBus local ? local : null;
         }
         return null;
     }

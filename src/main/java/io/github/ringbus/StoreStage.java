@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -105,6 +106,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final AtomicLong inStoreNanos = new AtomicLong();
     /** The thread that runs this stage, set by it at its first attempt; read with {@link #inStoreNanos}. */
     private volatile Thread runner;
+    /**
+     * When this stage's attempts began to fail one after the other ({@code System.nanoTime()}), or 0 while its last
+     * attempt stored; with the time and the failure of its last failed attempt. Written by the store thread after each
+     * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure()}.
+     */
+    private volatile long failingSinceNanos;
+    private volatile long lastFailedNanos;
+    private volatile Throwable lastFailure;
 
     /**
      * The payload types whose stored form this store thread has read back from the store once (see readBack). Store
@@ -470,11 +479,39 @@ final class StoreStage implements EventHandler<CommandSlot> {
             runner = Thread.currentThread();
         }
         long start = System.nanoTime();
+        StoreAttempt attempt = null;
         try {
-            return attemptInTransaction(slots, events);
+            attempt = attemptInTransaction(slots, events);
+            return attempt;
         } finally {
-            inStoreNanos.lazySet(inStoreNanos.get() + System.nanoTime() - start);
+            long end = System.nanoTime();
+            inStoreNanos.lazySet(inStoreNanos.get() + end - start);
+            if (attempt != null && attempt.stored()) {
+                if (failingSinceNanos != 0) {
+                    failingSinceNanos = 0;
+                }
+            } else {
+                lastFailure = attempt == null ? null : attempt.failure;
+                lastFailedNanos = end;
+                if (failingSinceNanos == 0) {
+                    failingSinceNanos = start == 0 ? 1 : start;
+                }
+            }
         }
+    }
+
+    /**
+     * @param now {@code System.nanoTime()} now
+     * @return how this stage's store is failing, or null while its last attempt stored (or none failed)
+     */
+    StoreFailure failure(long now) {
+        long since = failingSinceNanos;
+        if (since == 0) {
+            return null;
+        }
+        Throwable failure = lastFailure;
+        return new StoreFailure(Duration.ofNanos(now - since), Duration.ofNanos(now - lastFailedNanos),
+                                failure == null ? "unknown" : failure.getClass().getName() + ": " + failure.getMessage());
     }
 
     /** @return the thread that runs this stage, or null before its first attempt */

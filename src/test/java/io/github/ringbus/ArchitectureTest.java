@@ -59,6 +59,8 @@ class ArchitectureTest {
         // What a user implements, and its arguments.
         PUBLIC_API.put("io.github.ringbus.PipelineMonitor", "the monitor a user implements (Builder.pipelineMonitor)");
         PUBLIC_API.put("io.github.ringbus.StageTimes", "what PipelineMonitor is given per command");
+        PUBLIC_API.put("io.github.ringbus.StoreFailure", "what RingCommandBus.storeFailure() reports (a store failing "
+                + "every attempt), for health checks");
         PUBLIC_API.put("io.github.ringbus.StageThreadTimes", "what RingCommandBus.stageThreadTimes() reports per stage "
                 + "thread (its CPU time and time in the store), for metrics");
         PUBLIC_API.put("io.github.ringbus.StoreBatchListener", "the part of PipelineMonitor that hears of each "
@@ -292,7 +294,7 @@ class ArchitectureTest {
                                              "Backoff", "AnnotatedTargetResolver", "NamedTargets", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
-                                             "PipelineMonitor", "StageTimes", "StageThreadTimes", "StoreBatchListener",
+                                             "PipelineMonitor", "StageTimes", "StageThreadTimes", "StoreFailure", "StoreBatchListener",
                                              "RunOnce"));
     }
 
