@@ -87,6 +87,7 @@ class ArchitectureTest {
                 + "getters and setters give the IDE's metadata");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties$Metrics", "bound to ringbus.metrics.*");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties$Tracing", "bound to ringbus.tracing.*");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties$Health", "bound to ringbus.health.*");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusDistributedProperties", "bound to ringbus.distributed.*");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusMetrics", "the Micrometer monitor a user without the "
                 + "auto-configuration makes himself (docs/spring-boot.md)");

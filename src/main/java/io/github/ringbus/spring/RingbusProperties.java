@@ -112,6 +112,7 @@ public class RingbusProperties implements Validator {
     private String threadNamePrefix;
 
     private final Metrics metrics = new Metrics();
+    private final Health health = new Health();
 
     private final Tracing tracing = new Tracing();
 
@@ -390,6 +391,11 @@ public class RingbusProperties implements Validator {
         return metrics;
     }
 
+    /** @return the health indicator's settings */
+    public Health getHealth() {
+        return health;
+    }
+
     /** @return the tracing settings */
     public Tracing getTracing() {
         return tracing;
@@ -412,6 +418,26 @@ public class RingbusProperties implements Validator {
         /** @param enabled whether metrics are recorded */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** The {@code ringbus.health.*} properties (Spring Boot Actuator's health indicator). */
+    public static class Health {
+
+        /**
+         * How long every store attempt must have failed before the health indicator reports the ring DOWN (an
+         * outage, not one refused command).
+         */
+        private Duration storeFailureWindow = Duration.ofSeconds(60);
+
+        /** @return how long the store must fail before the ring is reported DOWN */
+        public Duration getStoreFailureWindow() {
+            return storeFailureWindow;
+        }
+
+        /** @param storeFailureWindow how long the store must fail before the ring is reported DOWN */
+        public void setStoreFailureWindow(Duration storeFailureWindow) {
+            this.storeFailureWindow = storeFailureWindow;
         }
     }
 
