@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@link RingCommandBus#storeFailure()}: a store that fails every attempt says so, and a stored attempt ends it. */
-class StoreFailureTest {
+class StoreFailureReportTest {
 
     /** A database that can go away: while {@code down}, no transaction begins. */
     private static final class Database implements TransactionManager {
