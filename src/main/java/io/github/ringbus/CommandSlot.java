@@ -372,6 +372,11 @@ final class CommandSlot implements StageTimes {
         return null;
     }
 
+    /** @return true while the command is handled again ({@link #prepareReRun}), until the slot is filled anew */
+    boolean isReRun() {
+        return reRunCount > 0;
+    }
+
     /**
      * Forgets what the last run of the command's handler did, so that it can be handled again: its Unit of Work is
      * rolled back (rollback handlers run, as for any discarded attempt; commit handlers never will), its events,

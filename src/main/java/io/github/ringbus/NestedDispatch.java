@@ -1,5 +1,6 @@
 package io.github.ringbus;
 
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.commandhandling.gateway.CommandGateway;
@@ -264,6 +265,15 @@ final class NestedDispatch {
             // the serializer cannot read back fails this load too, as every load fails on SimpleCommandBus.
             holder.failIfUnreadable();
             return holder;
+        }
+        if (slot.isReRun()) {
+            // Handled again on its own aggregate as stored, after commands behind it in the ring were handled: this
+            // aggregate is as they left it, not as the command's first place in the ring saw it. As a command that
+            // may not run twice, it fails as built on given-up state (its first run failed before it loaded this).
+            throw new EventStoreException(
+                    "Command [" + commandName + "] was handled on top of events that failed to be stored; handled "
+                            + "again, its handler loads " + aggregate + ", which the commands after it in the ring "
+                            + "may have changed since: it is rejected, and nothing of it is stored");
         }
         if (!topLevel && pipeline.anyPublishedAfter(slot.sequence, queued -> mayTarget(queued, repository,
                                                                                         identifier))) {
