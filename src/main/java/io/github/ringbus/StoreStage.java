@@ -109,7 +109,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     /**
      * When this stage's attempts began to fail one after the other ({@code System.nanoTime()}), or 0 while its last
      * attempt stored; with the time and the failure of its last failed attempt. Written by the store thread after each
-     * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure()}.
+     * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure(long)}.
      */
     private volatile long failingSinceNanos;
     private volatile long lastFailedNanos;

@@ -2,9 +2,8 @@ package io.github.ringbus.spring;
 
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.fixtures.AccountCommands;
+import io.github.ringbus.fixtures.AwayDatabase;
 import io.github.ringbus.fixtures.RingbusFixture;
-import org.axonframework.common.transaction.Transaction;
-import org.axonframework.common.transaction.TransactionManager;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.actuate.health.Health;
@@ -12,7 +11,6 @@ import org.springframework.boot.actuate.health.Status;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,29 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RingbusHealthIndicatorTest {
 
-    /** A database that can go away: while {@code down}, no transaction begins. */
-    private static final class Database implements TransactionManager {
-
-        final AtomicBoolean down = new AtomicBoolean();
-
-        @Override
-        public Transaction startTransaction() {
-            if (down.get()) {
-                throw new IllegalStateException("the database went away");
-            }
-            return new Transaction() {
-                @Override
-                public void commit() {
-                }
-
-                @Override
-                public void rollback() {
-                }
-            };
-        }
-    }
-
-    private final Database database = new Database();
+    private final AwayDatabase database = new AwayDatabase();
 
     private static RingbusHealthIndicator indicatorOf(RingCommandBus bus, Duration window) {
         DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
@@ -75,7 +51,7 @@ class RingbusHealthIndicatorTest {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
             RingbusHealthIndicator indicator = indicatorOf(ring.bus, Duration.ZERO);
             ring.sendAndWait(new AccountCommands.Open("a"));
-            database.down.set(true);
+            database.goAway();
 
             ring.sendAndWait(new AccountCommands.Deposit("a", 1));
 
@@ -83,7 +59,7 @@ class RingbusHealthIndicatorTest {
             assertThat(down.getStatus()).isEqualTo(Status.DOWN);
             assertThat(detailsOf(down).get("lastStoreFailure").toString()).contains("the database went away");
 
-            database.down.set(false);
+            database.comeBack();
             ring.sendAndWait(new AccountCommands.Deposit("a", 2));
 
             assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
@@ -94,7 +70,7 @@ class RingbusHealthIndicatorTest {
     void aStoreFailingForLessThanTheWindowIsStillUpAndSaysSo() {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
             ring.sendAndWait(new AccountCommands.Open("a"));
-            database.down.set(true);
+            database.goAway();
 
             ring.sendAndWait(new AccountCommands.Deposit("a", 1));
 

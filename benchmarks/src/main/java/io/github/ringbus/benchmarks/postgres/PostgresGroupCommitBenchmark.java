@@ -5,6 +5,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 import io.github.ringbus.benchmarks.BankApplication;
 import io.github.ringbus.benchmarks.BusChoice;
 import io.github.ringbus.benchmarks.DepositBatch;
+import io.github.ringbus.benchmarks.report.Summary;
 import io.github.ringbus.benchmarks.report.Utilization;
 import java.util.concurrent.TimeUnit;
 import org.axonframework.commandhandling.CommandBus;
@@ -48,9 +49,6 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 10)
 public class PostgresGroupCommitBenchmark {
-
-    /** The event rows the server stored per second of an iteration, as counted by the server. */
-    public static final String SERVER_ROWS = "server.rows";
 
     /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
     @State(Scope.Benchmark)
@@ -106,7 +104,7 @@ public class PostgresGroupCommitBenchmark {
             // What the server stored in the iteration, per second of its measured time: at least the score (the
             // commands still in flight at its end, and those sent while JMH started and stopped its threads, are
             // stored too); below it, the score counted commands that were never stored. The report checks.
-            Utilization.alsoReport(SERVER_ROWS, events / iterationSeconds);
+            Utilization.alsoReport(Summary.SERVER_ROWS, events / iterationSeconds);
             Utilization.iterationEnds();
             long commits = now.commits() - iterationStart.commits();
             long flushes = now.walSyncs() - iterationStart.walSyncs();

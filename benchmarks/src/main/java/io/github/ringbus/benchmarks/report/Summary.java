@@ -33,7 +33,7 @@ public final class Summary {
     private static final String SIMPLE = "simple";
     private static final String AXON_DISRUPTOR = "axon-disruptor-cached";
     /** The events the server stored per second of an iteration, as the PostgreSQL benchmark reports it. */
-    static final String SERVER_ROWS = "server.rows";
+    public static final String SERVER_ROWS = "server.rows";
     private static final Map<String, String> CASES = Map.ofEntries(
             Map.entry("throughput/oneDispatcher", "in memory, 1 dispatcher"),
             Map.entry("throughput/fourDispatchers", "in memory, 4 dispatchers"),

@@ -86,12 +86,6 @@ public final class Utilization implements InternalProfiler {
         reported.put(label, value);
     }
 
-    /** @return the seconds since {@link #iterationBegins()}, or NaN when it was not called */
-    public static double secondsSinceBegin() {
-        Snapshot begun = markedStart;
-        return begun == null ? Double.NaN : (System.nanoTime() - begun.nanos()) / 1e9;
-    }
-
     @Override
     public String getDescription() {
         return "ringbus: the machine's, the JVM's and each busy thread's share of the iteration (util.*)";
