@@ -1,5 +1,7 @@
 package io.github.ringbus;
 
+import org.axonframework.modelling.command.ConcurrencyException;
+
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
@@ -39,14 +41,18 @@ final class StoreFailures {
 
     /**
      * Whether the store refused an append because an aggregate's events do not follow those it holds: another
-     * writer appended to the aggregate first, so that the state the command was handled on is out of date (Axon
-     * Server's {@value AxonServerFailures#INVALID_EVENT_SEQUENCE}). Nothing of the transaction is stored.
+     * writer appended to the aggregate first, so that the state the command was handled on is out of date. Axon
+     * Server says so with {@value AxonServerFailures#INVALID_EVENT_SEQUENCE}; Axon's JDBC and JPA storage engines with
+     * a {@link ConcurrencyException} (their persistence exception resolver found the unique key on aggregate and
+     * sequence number violated: another replica on the same database appended first). Nothing of the transaction is
+     * stored. A duplicate first event ({@code AggregateStreamCreationException}) is not a conflict of this kind: a
+     * second creation of one aggregate stays refused.
      *
      * @param failure what an attempt threw
      * @return true when the command is worth handling again on the aggregate as stored
      */
     static boolean sequenceConflict(Throwable failure) {
-        return anyCause(failure, AxonServerFailures::sequenceConflict);
+        return anyCause(failure, t -> t instanceof ConcurrencyException || AxonServerFailures.sequenceConflict(t));
     }
 
     /**

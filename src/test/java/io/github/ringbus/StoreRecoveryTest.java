@@ -11,6 +11,8 @@ import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.eventsourcing.GenericAggregateFactory;
 import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.axonframework.modelling.command.AggregateStreamCreationException;
+import org.axonframework.modelling.command.ConcurrencyException;
 import org.axonframework.modelling.command.inspection.AggregateModel;
 import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
@@ -63,6 +65,36 @@ class StoreRecoveryTest {
 
         assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), List.of(first)))
                 .isEqualTo(Next.HANDLE_AGAIN_ON_STORED);
+    }
+
+    @Test
+    void oneCommandRefusedByTheUniqueKeyOfAJdbcOrJpaStoreIsHandledAgainOnTheStoredAggregate() {
+        // What Axon's JDBC and JPA engines throw when another replica appended the sequence number first.
+        Throwable conflict = new ConcurrencyException(
+                "An event for aggregate [a] at sequence [3] was already inserted",
+                new SQLException("duplicate key value violates unique constraint", "23505"));
+
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, conflict), List.of(first)))
+                .isEqualTo(Next.HANDLE_AGAIN_ON_STORED);
+    }
+
+    @Test
+    void aUniqueKeyConflictFoundAtCommitIsHandledAgainOnTheStoredAggregate() {
+        // JPA flushes at commit when it does not flush at append: the conflict comes from commit(), rolled back.
+        Throwable conflict = new RuntimeException("commit failed", new ConcurrencyException(
+                "already inserted", new SQLException("duplicate key", "23505")));
+
+        assertThat(POLICY.next(StoreAttempt.failed(End.COMMIT_FAILED, conflict), List.of(first)))
+                .isEqualTo(Next.HANDLE_AGAIN_ON_STORED);
+    }
+
+    @Test
+    void aSecondCreationOfOneAggregateIsNoConflictToHandleAgain() {
+        Throwable duplicateCreation = new AggregateStreamCreationException(
+                "Cannot reuse aggregate identifier [a]", new SQLException("duplicate key", "23505"));
+
+        assertThat(POLICY.next(StoreAttempt.failed(End.APPEND_FAILED, duplicateCreation), List.of(first)))
+                .isEqualTo(Next.FAIL_ALONE);
     }
 
     @Test

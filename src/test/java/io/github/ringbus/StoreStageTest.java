@@ -6,7 +6,7 @@ import org.axonframework.common.transaction.NoTransactionManager;
 import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.GenericDomainEventMessage;
-import org.axonframework.modelling.command.ConcurrencyException;
+import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -69,13 +69,14 @@ class StoreStageTest {
     }
 
     @Test
-    void aConflictFailsOnlyItsOwnCommandAndTheRestIsStoredByHalving() {
-        engine.conflictOn("c");
+    void aRefusedValueFailsOnlyItsOwnCommandAndTheRestIsStoredByHalving() {
+        engine.refuseDataOf("c");
         List<CommandSlot> slots = batch("a", "b", "c", "d");
 
         storeAsOneBatch(slots);
 
-        assertThat(slots.get(2).storeFailure).isInstanceOf(ConcurrencyException.class);
+        assertThat(slots.get(2).storeFailure).isInstanceOf(EventStoreException.class)
+                                             .hasMessageContaining("data refused: c");
         assertThat(List.of(slots.get(0), slots.get(1), slots.get(3))).allMatch(slot -> slot.storeFailure == null);
         // [a b c d] refused; [a b] stored; [c d] refused; [c] refused; [d] stored.
         assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("d"));
@@ -114,7 +115,7 @@ class StoreStageTest {
     @Test
     void aFailedBatchLeavesTheNextBatchUntouched() {
         engine.failNextAppend();
-        engine.conflictOn("b");
+        engine.refuseDataOf("b");
         storeAsOneBatch(batch("a", "b"));
 
         List<CommandSlot> next = batch("c", "d");

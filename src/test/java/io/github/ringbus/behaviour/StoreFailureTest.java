@@ -13,7 +13,6 @@ import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.modelling.command.AggregateNotFoundException;
-import org.axonframework.modelling.command.ConcurrencyException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -159,33 +158,33 @@ class StoreFailureTest {
     }
 
     /**
-     * A conflict in the data of one command (Axon's {@link ConcurrencyException}, as a unique key on aggregate and
-     * sequence number reports it) fails only that command: the store stage appends the rest of the batch without it.
-     * The batch is put together as in the test above.
+     * A value of one command that the database refuses (Axon's {@link EventStoreException}, caused by SQLState 22001)
+     * fails only that command: the store stage appends the rest of the batch without it. The batch is put together as
+     * in the test above. (A conflict with another writer's append is handled again: {@link AnotherWriterTest}.)
      */
     @Test
-    void dataConflictOfOneCommandFailsOnlyThatCommandAndTheRestOfItsBatchIsStored() throws Exception {
+    void aRefusedValueOfOneCommandFailsOnlyThatCommandAndTheRestOfItsBatchIsStored() throws Exception {
         // The held append blocks the store stage while the publish stage goes on: the FULL topology.
         ring = RingbusFixture.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
                                            .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Open("c"));
-        ring.engine.conflictOn(new Deposited("a", 5));
+        ring.engine.refuseDataOf(new Deposited("a", 5));
         CountDownLatch allPublished = publishedLatch(3);
 
         HeldAppend held = ring.engine.holdNextAppend();
         Outcome depositC = ring.send(new Deposit("c", 1));
         held.awaitStarted();
         Outcome depositB = ring.send(new Deposit("b", 5));
-        Outcome conflicting = ring.send(new Deposit("a", 5));
+        Outcome refused = ring.send(new Deposit("a", 5));
         Outcome depositB2 = ring.send(new Deposit("b", 5));
         assertThat(allPublished.await(10, TimeUnit.SECONDS)).isTrue();
         held.release();
 
         assertThat(depositC.awaitSuccess()).isEqualTo(1L);
-        assertThat(conflicting.awaitFailure()).isInstanceOf(ConcurrencyException.class)
-                                              .hasMessageContaining("conflict on " + new Deposited("a", 5));
+        assertThat(refused.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                              .hasMessageContaining("data refused: " + new Deposited("a", 5));
         assertThat(depositB.awaitSuccess()).isEqualTo(5L);
         assertThat(depositB2.awaitSuccess()).isEqualTo(10L);
         assertThat(ring.storedPayloads("b")).containsExactly(
@@ -195,31 +194,33 @@ class StoreFailureTest {
     }
 
     /**
-     * When one command of a batch conflicts, the commands of the same aggregate handled on top of it in that batch
-     * fail as well (they built on events that are not stored); the batch's other commands are stored.
+     * When one command of a batch is refused, the commands of the same aggregate handled on top of it in that batch
+     * fail as well (they built on events that are not stored, and are not handled again: a refused value would be
+     * refused again); the batch's other commands are stored.
      */
     @Test
-    void dataConflictAlsoFailsTheCommandsOfTheSameBatchThatBuiltOnIt() throws Exception {
+    void aRefusedValueAlsoFailsTheCommandsOfTheSameBatchThatBuiltOnIt() throws Exception {
         // The held append blocks the store stage while the publish stage goes on: the FULL topology.
         ring = RingbusFixture.started(b -> b.handlerThreads(1).publishMode(PublishMode.PARALLEL)
                                            .topology(Topology.FULL));
         ring.sendAndWait(new Open("a"));
         ring.sendAndWait(new Open("b"));
         ring.sendAndWait(new Open("c"));
-        ring.engine.conflictOn(new Deposited("a", 5));
+        ring.engine.refuseDataOf(new Deposited("a", 5));
         CountDownLatch allPublished = publishedLatch(3);
 
         HeldAppend held = ring.engine.holdNextAppend();
         Outcome depositC = ring.send(new Deposit("c", 1));
         held.awaitStarted();
-        Outcome conflicting = ring.send(new Deposit("a", 5));
+        Outcome refused = ring.send(new Deposit("a", 5));
         Outcome builtOnIt = ring.send(new Deposit("a", 6));
         Outcome depositB = ring.send(new Deposit("b", 5));
         assertThat(allPublished.await(10, TimeUnit.SECONDS)).isTrue();
         held.release();
 
         assertThat(depositC.awaitSuccess()).isEqualTo(1L);
-        assertThat(conflicting.awaitFailure()).isInstanceOf(ConcurrencyException.class);
+        assertThat(refused.awaitFailure()).isInstanceOf(EventStoreException.class)
+                                              .hasMessageContaining("data refused");
         assertThat(builtOnIt.awaitFailure()).isInstanceOf(EventStoreException.class)
                                             .hasMessageContaining("aggregate [a]")
                                             .hasMessageContaining("failed to be stored");

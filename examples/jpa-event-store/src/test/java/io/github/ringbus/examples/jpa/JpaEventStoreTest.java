@@ -14,7 +14,6 @@ import org.axonframework.eventhandling.GenericDomainEventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine;
-import org.axonframework.modelling.command.ConcurrencyException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -28,12 +27,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * ringbus on Axon's JPA event store (Hibernate, Spring's JPA transactions) on a real PostgreSQL server: the store stage
@@ -139,27 +136,27 @@ class JpaEventStoreTest {
     }
 
     @Test
-    void aConflictingWriterFailsOnlyTheCommandBuiltOnTheAggregateItChanged() throws Exception {
+    void aCommandOnALedgerAnotherWriterChangedIsHandledAgainOnTheLedgerAsStored() throws Exception {
         gateway.sendAndWait(new OpenLedger("x"));
         gateway.sendAndWait(new OpenLedger("y"));
         assertThat(gateway.<Long>sendAndWait(new Credit("x", 3))).isEqualTo(3L);
-        // Another writer appends to x behind the bus's back: ringbus's cached x is now one event behind.
+        // Another writer (a second replica on the same database) appends to x behind the bus's back: ringbus's
+        // cached x is now one event behind, and the unique key refuses its next append (Axon's ConcurrencyException).
         transactions.executeWithoutResult(status -> storageEngine.appendEvents(
                 new GenericDomainEventMessage<>("Ledger", "x", 2, new Credited("x", 1000))));
 
         CompletableFuture<Object> staleX = gateway.send(new Credit("x", 5));
         CompletableFuture<Object> y = gateway.send(new Credit("y", 7));
 
-        Throwable failure = catchThrowable(() -> staleX.get(30, TimeUnit.SECONDS));
-        assertThat(failure).isInstanceOf(ExecutionException.class).cause().isInstanceOf(ConcurrencyException.class);
+        // x is read again from the store and the credit handled again on it: it sees the other writer's credit.
+        assertThat(staleX.get(30, TimeUnit.SECONDS)).isEqualTo(1008L);
         assertThat(y.get(30, TimeUnit.SECONDS)).isEqualTo(7L);
-        // x is reloaded from the store for its next command: it sees the other writer's credit, not the failed one.
-        assertThat(gateway.<Long>sendAndWait(new Credit("x", 1))).isEqualTo(1004L);
+        assertThat(gateway.<Long>sendAndWait(new Credit("x", 1))).isEqualTo(1009L);
         List<Object> payloads = eventStore.readEvents("x").asStream()
                                           .map(DomainEventMessage::getPayload)
                                           .collect(Collectors.toList());
         assertThat(payloads)
                 .containsExactly(new Ledger.LedgerOpened("x"), new Credited("x", 3), new Credited("x", 1000),
-                                 new Credited("x", 1));
+                                 new Credited("x", 5), new Credited("x", 1));
     }
 }
