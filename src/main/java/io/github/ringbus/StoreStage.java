@@ -291,15 +291,15 @@ final class StoreStage implements EventHandler<CommandSlot> {
             case FAIL_OUTCOME_UNKNOWN -> {
                 // The group may be committed: appending it again would fail on the events already there or, on an
                 // engine without a unique key, store them twice.
-                fail(group, outcomeUnknown(group, failure));
+                failOutcomeUnknown(group, failure);
             }
             case FAIL_OUTCOME_UNKNOWN_THEN_ALL -> {
-                fail(group, outcomeUnknown(group, failure));
+                failOutcomeUnknown(group, failure);
                 failAll(groups, poisonBefore, failure);
                 return false;
             }
             case FAIL_ALL -> {
-                fail(group, failure);
+                fail(group, slot -> StoreFailureNotice.unreachable(slot, failure));
                 failAll(groups, poisonBefore, failure);
                 return false;
             }
@@ -330,7 +330,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     fail(group, failure);
                 }
             }
-            case FAIL_ALONE -> fail(group, failure);
+            case FAIL_ALONE -> fail(group, slot -> StoreFailureNotice.refused(slot, failure));
             case HALVE -> {
                 int middle = group.size() / 2;
                 groups.addFirst(group.subList(middle, group.size()));
@@ -360,7 +360,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 if (isPoisoned(slot)) {
                     failPoisoned(slot);
                 } else {
-                    fail(List.of(slot), failure);
+                    fail(List.of(slot), s -> StoreFailureNotice.unreachable(s, failure));
                 }
             }
         }
@@ -693,21 +693,28 @@ final class StoreStage implements EventHandler<CommandSlot> {
     }
 
     private static void fail(List<CommandSlot> slots, Throwable failure) {
+        fail(slots, slot -> failure);
+    }
+
+    /**
+     * Fails the commands of {@code slots} that have events to store, each with what {@code told} makes of it (the
+     * failure path only: one exception per caller, so that each names its own command, see
+     * {@link StoreFailureNotice}), and gives up their aggregates' generations.
+     */
+    private static void fail(List<CommandSlot> slots, java.util.function.Function<CommandSlot, Throwable> told) {
         for (int i = 0; i < slots.size(); i++) {
             CommandSlot slot = slots.get(i);
             if (!slot.hasEventsToStore()) {
                 continue; // a passenger (see onEvent): nothing of it was refused
             }
-            slot.storeFailure = failure;
+            slot.storeFailure = told.apply(slot);
             poison(slot);
         }
     }
 
-    private static CommitOutcomeUnknownException outcomeUnknown(List<CommandSlot> group, Throwable failure) {
+    private static void failOutcomeUnknown(List<CommandSlot> group, Throwable failure) {
         long commands = group.stream().filter(CommandSlot::hasEventsToStore).count(); // not the passengers
-        return new CommitOutcomeUnknownException(
-                "The commit of " + commands + " command(s)' events failed without saying whether they were "
-                        + "committed; they may be stored, and are not appended again: " + failure, failure);
+        fail(group, slot -> StoreFailureNotice.outcomeUnknown(slot, commands, failure));
     }
 
     private static boolean isPoisoned(CommandSlot slot) {

@@ -76,7 +76,8 @@ class StoreStageTest {
         storeAsOneBatch(slots);
 
         assertThat(slots.get(2).storeFailure).isInstanceOf(EventStoreException.class)
-                                             .hasMessageContaining("data refused: c");
+                                             .hasMessageContaining("value too long")
+                                             .cause().hasMessageContaining("data refused: c");
         assertThat(List.of(slots.get(0), slots.get(1), slots.get(3))).allMatch(slot -> slot.storeFailure == null);
         // [a b c d] refused; [a b] stored; [c d] refused; [c] refused; [d] stored.
         assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("d"));

@@ -184,7 +184,9 @@ class StoreFailureTest {
 
         assertThat(depositC.awaitSuccess()).isEqualTo(1L);
         assertThat(refused.awaitFailure()).isInstanceOf(EventStoreException.class)
-                                              .hasMessageContaining("data refused: " + new Deposited("a", 5));
+                                          .hasMessageContaining("on aggregate [a] failed: the event store refused")
+                                          .hasMessageContaining("[SQLState 22001]: value too long")
+                                          .cause().hasMessageContaining("data refused: " + new Deposited("a", 5));
         assertThat(depositB.awaitSuccess()).isEqualTo(5L);
         assertThat(depositB2.awaitSuccess()).isEqualTo(10L);
         assertThat(ring.storedPayloads("b")).containsExactly(
@@ -220,7 +222,7 @@ class StoreFailureTest {
 
         assertThat(depositC.awaitSuccess()).isEqualTo(1L);
         assertThat(refused.awaitFailure()).isInstanceOf(EventStoreException.class)
-                                              .hasMessageContaining("data refused");
+                                          .hasMessageContaining("on aggregate [a] failed: the event store refused");
         assertThat(builtOnIt.awaitFailure()).isInstanceOf(EventStoreException.class)
                                             .hasMessageContaining("aggregate [a]")
                                             .hasMessageContaining("failed to be stored");
@@ -270,10 +272,11 @@ class StoreFailureTest {
 
     /**
      * When the store cannot be reached (a connection failure), appending the commands apart would only fail again:
-     * every command of the batch fails with that one failure and nothing is stored.
+     * every command of the batch fails with that one failure as the cause, each told of its own aggregate and the
+     * failure's root cause, and nothing is stored.
      */
     @Test
-    void unreachableStoreFailsEveryCommandOfTheBatchWithItsFailure() throws Exception {
+    void unreachableStoreFailsEveryCommandOfTheBatchEachToldOfItsOwnAggregateAndTheCause() throws Exception {
         ring = RingbusFixture.started(b -> b.handlerThreads(1));
         ring.sendAndWait(new Open("gate"));
         for (int i = 0; i < 4; i++) {
@@ -286,9 +289,16 @@ class StoreFailureTest {
                                                      new Deposit("acc-1", 2), new Deposit("acc-2", 3),
                                                      new Deposit("acc-3", 4));
 
-        Throwable first = outcomes.get(0).awaitFailure();
-        assertThat(first).isInstanceOf(EventStoreException.class).hasMessageContaining("unreachable");
-        assertThat(outcomes).allSatisfy(o -> assertThat(o.awaitFailure()).isSameAs(first));
+        Throwable cause = outcomes.get(0).awaitFailure().getCause();
+        assertThat(cause).isInstanceOf(EventStoreException.class).hasMessageContaining("unreachable");
+        for (int i = 0; i < outcomes.size(); i++) {
+            Throwable failure = outcomes.get(i).awaitFailure();
+            assertThat(failure).isInstanceOf(EventStoreException.class)
+                               .hasMessageContaining("[" + Deposit.class.getName() + "] on aggregate [acc-" + i + "]")
+                               .hasMessageContaining("could not be reached")
+                               .hasMessageContaining("SQLTransientConnectionException [SQLState 08001]");
+            assertThat(failure.getCause()).isSameAs(cause);
+        }
         for (int i = 0; i < 4; i++) {
             assertThat(ring.storedPayloads("acc-" + i)).containsExactly(new Opened("acc-" + i));
         }
