@@ -71,6 +71,8 @@ final class Pipeline implements RingStages {
     private final List<String> storingThreadNames;
     /** What becomes of refused appends, and which commands are handled again (one per bus, from the facts). */
     private final StoreRecovery recovery;
+    /** The bus's reads, told by the store stages whether the store can be reached. */
+    private final FailFastReads reads;
     /** Hands the commands the policy lets run again back to their handler thread (see ReRuns). */
     private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
@@ -86,9 +88,11 @@ final class Pipeline implements RingStages {
      * @param settings            the bus's settings
      * @param routes              where commands go
      * @param handlerInterceptors the bus's handler interceptors, read for every command (more may be registered)
+     * @param reads               the bus's reads, which the store stages tell whether the store can be reached
      */
     Pipeline(RingSettings settings, CommandRoutes routes,
-             List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors) {
+             List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors, FailFastReads reads) {
+        this.reads = reads;
         RingEventStore splitStore = settings.splitStore();
         this.facts = StagePlan.Facts.of(settings.topology(), settings.storeThreads(), settings.publishMode(),
                                         splitStore != null);
@@ -215,7 +219,7 @@ final class Pipeline implements RingStages {
                                             LeftInterrupts leftInterrupts, GapBound gapBound, int shard) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts, recovery, reRuns, gapBound, shard);
+                              leftInterrupts, recovery, reRuns, gapBound, shard, reads);
     }
 
     /**

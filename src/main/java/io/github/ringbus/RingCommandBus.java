@@ -104,15 +104,14 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         this.settings = settings;
         this.dispatchInterceptors = new CopyOnWriteArrayList<>(settings.dispatchInterceptors());
         this.handlerInterceptors = new CopyOnWriteArrayList<>(settings.handlerInterceptors());
-        this.pipeline = new Pipeline(settings, routes, handlerInterceptors);
+        FailFastReads reads = new FailFastReads(settings.readTransactionManager()); // fail at once while it is away
+        this.pipeline = new Pipeline(settings, routes, handlerInterceptors, reads);
         // Where every snapshot of this bus's aggregates is taken; its thread starts with the first; closed at shutdown.
         OffPipelineSnapshots snapshots = new OffPipelineSnapshots(settings.threadNamePrefix() + "-snapshot");
         // Where missing aggregates are read ahead of the preload stage; closed once the stages stopped.
         ColdReads coldReads = new ColdReads(settings.readAheadThreads(), settings.threadNamePrefix());
-        this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(), () -> {
-            coldReads.close();
-            snapshots.close();
-        });
+        this.lifecycle = new RingLifecycle(pipeline, settings.shutdownTimeout(),
+                                           () -> { coldReads.close(); snapshots.close(); });
         // Claims slots as the full-ring policy says, and reports the commands that cannot enter.
         Admission admission = new Admission(pipeline, lifecycle, settings.fullRingPolicy(), settings.fullRingTimeout());
         // Commands dispatched from the pipeline's own threads: run in place, or refused when waited for.
@@ -123,7 +122,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                    pipeline.facts().handlerThreadPreloads());
         this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission, nested);
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
-                                             settings.readTransactionManager(), pipeline::completedSequence, snapshots,
+                                             reads.reads(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
                                              settings.commandTargetResolver(), dispatches::deliver,
                                              nested::lendForLoad);

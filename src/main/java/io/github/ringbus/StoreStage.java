@@ -112,6 +112,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure(long)}.
      */
     private volatile long failingSinceNanos;
+    /** The bus's reads, told when an attempt stored (they may be failing fast while the store was unreachable). */
+    private final FailFastReads reads;
     private volatile long lastFailedNanos;
     private volatile Throwable lastFailure;
 
@@ -139,7 +141,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
-               LeftInterrupts leftInterrupts, StoreRecovery recovery, ReRuns reRuns, GapBound gapBound, int shard) {
+               LeftInterrupts leftInterrupts, StoreRecovery recovery, ReRuns reRuns, GapBound gapBound, int shard,
+               FailFastReads reads) {
+        this.reads = reads;
         this.recovery = recovery;
         this.gapBound = gapBound;
         this.shard = shard;
@@ -490,6 +494,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 if (failingSinceNanos != 0) {
                     failingSinceNanos = 0;
                 }
+                reads.stored();
             } else {
                 lastFailure = attempt == null ? null : attempt.failure;
                 lastFailedNanos = end;

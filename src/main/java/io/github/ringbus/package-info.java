@@ -25,7 +25,9 @@
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
  *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy}, {@code ReRuns} with its
  *       {@code ReRunBarrier} (commands built on events the store refused are handled again), the store's recovery
- *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next);</li>
+ *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next;
+ *       {@code StoreFailureNotice}, what each caller is told), {@code FailFastReads} (reads while the store is
+ *       away);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the
  *       aggregates in memory ({@code RingRepository}, Axon's repository for the handler code;
  *       {@code PreloadedAggregates}, the preload thread's part of it: {@code AggregateCache} and the reads ahead of

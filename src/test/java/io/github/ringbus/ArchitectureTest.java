@@ -259,6 +259,7 @@ class ArchitectureTest {
                     + "place added",
             "StoreStage", "store thread: reads them to append them, after the handle stage",
             "StoreRecovery", "store thread: reads them to tell whether a refused command creates its aggregate",
+            "StoreFailureNotice", "store thread: reads them to name a failed command's aggregate when it has no target",
             "PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle stage");
 
     @Test
@@ -282,6 +283,7 @@ class ArchitectureTest {
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
+                                           "StoreFailureNotice", "FailFastReads",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",

@@ -27,7 +27,8 @@ class StoreStageTest {
     private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
     private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
                                                     PipelineMonitor.NONE, true, new LeftInterrupts(),
-                                                    new StoreRecovery(false), new ReRuns(1), null, 0); // no handler thread here to run again
+                                                    new StoreRecovery(false), new ReRuns(1), null, 0,
+                              new FailFastReads(NoTransactionManager.INSTANCE)); // no handler thread here to run again
     private long sequence;
 
     @AfterEach
@@ -156,7 +157,8 @@ class StoreStageTest {
 
     private StoreStage stageWith(TransactionManager transactions) {
         return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
-                              new LeftInterrupts(), new StoreRecovery(false), new ReRuns(1), null, 0);
+                              new LeftInterrupts(), new StoreRecovery(false), new ReRuns(1), null, 0,
+                              new FailFastReads(NoTransactionManager.INSTANCE));
     }
 
     @Test

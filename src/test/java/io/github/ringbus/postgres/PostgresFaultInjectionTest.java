@@ -368,6 +368,9 @@ class PostgresFaultInjectionTest extends OnPostgres {
                 server.restart();
             }
             awaitConnection(ring);
+            // The bus's reads failed at once while the server was away; they try it again at most 0.5 s after the
+            // last failed try (FailFastReads), or at once when a batch is stored.
+            Thread.sleep(600);
 
             CommandResultMessage<Object> cached = ring.sendAndWait(new Deposit("outage-cached", 3));
             CommandResultMessage<Object> cold = ring.sendAndWait(new Deposit("outage-cold", 4));

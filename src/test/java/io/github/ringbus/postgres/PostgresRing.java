@@ -60,7 +60,7 @@ final class PostgresRing implements AutoCloseable {
 
     PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
                  UnaryOperator<RingCommandBus.Builder> settings) {
-        this(server, hook, serializer, settings, true);
+        this(server, hook, serializer, settings, true, pool -> pool);
     }
 
     /**
@@ -69,13 +69,20 @@ final class PostgresRing implements AutoCloseable {
      * as docs/postgres.md sets it up).
      */
     static PostgresRing readingInTransactions(PostgresServer server, UnaryOperator<RingCommandBus.Builder> settings) {
-        return new PostgresRing(server, null, PostgresServer.SERIALIZER, settings, false);
+        return new PostgresRing(server, null, PostgresServer.SERIALIZER, settings, false, pool -> pool);
+    }
+
+    /** A ring with default settings whose every connection is taken through {@code connections} (a wrapper). */
+    static PostgresRing through(PostgresServer server, UnaryOperator<javax.sql.DataSource> connections) {
+        return new PostgresRing(server, null, PostgresServer.SERIALIZER, b -> b, true, connections);
     }
 
     private PostgresRing(PostgresServer server, PostgresServer.AppendHook hook, Serializer serializer,
-                         UnaryOperator<RingCommandBus.Builder> settings, boolean autoCommitReads) {
+                         UnaryOperator<RingCommandBus.Builder> settings, boolean autoCommitReads,
+                         UnaryOperator<javax.sql.DataSource> connections) {
         this.pool = server.pool(8);
-        this.transactions = new JdbcTransactionManager(countingConnections(pool, connectionsTaken, commitsSent));
+        this.transactions = new JdbcTransactionManager(
+                countingConnections(connections.apply(pool), connectionsTaken, commitsSent));
         this.storeTransactions = new CountingTransactionManager(transactions);
         this.engine = PostgresServer.engine(transactions, hook, serializer);
         this.eventStore = RingEventStore.builder().storageEngine(engine).build();

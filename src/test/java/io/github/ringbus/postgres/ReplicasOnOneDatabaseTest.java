@@ -1,17 +1,10 @@
 package io.github.ringbus.postgres;
 
-import io.github.ringbus.fixtures.Account;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents;
-import io.github.ringbus.jdbc.JdbcTransactionManager;
 import org.axonframework.commandhandling.CommandResultMessage;
-import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.eventhandling.DomainEventMessage;
-import org.axonframework.eventsourcing.EventSourcingRepository;
-import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
-import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,7 +24,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
 /**
  * Two replicas of one application on one PostgreSQL database, without command routing (the usual first scale-out,
@@ -70,7 +62,8 @@ class ReplicasOnOneDatabaseTest {
     void twoRingbusReplicasOnOneDatabaseFailNoMoreCommandsThanSimpleCommandBusAndStoreExactlyWhatTheyAcknowledged()
             throws Exception {
         Load simple;
-        try (SimpleReplica first = new SimpleReplica(); SimpleReplica second = new SimpleReplica()) {
+        try (SimpleBusOnPostgres first = new SimpleBusOnPostgres(server);
+             SimpleBusOnPostgres second = new SimpleBusOnPostgres(server)) {
             simple = run("simple-", List.of(first::send, second::send));
         }
         Load ringbus;
@@ -169,40 +162,6 @@ class ReplicasOnOneDatabaseTest {
                 }
             }
             assertThat(storedIn.keySet()).containsExactlyInAnyOrderElementsOf(acknowledged.keySet());
-        }
-    }
-
-    /** A replica on Axon's own SimpleCommandBus: an event-sourcing repository that reads the aggregate per command. */
-    private static final class SimpleReplica implements AutoCloseable {
-
-        final HikariDataSource pool = server.pool(8);
-        final JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
-        final EmbeddedEventStore eventStore =
-                EmbeddedEventStore.builder().storageEngine(PostgresServer.engine(transactions)).build();
-        final SimpleCommandBus bus = SimpleCommandBus.builder().transactionManager(transactions).build();
-
-        SimpleReplica() {
-            AggregateAnnotationCommandHandler.<Account>builder()
-                                             .aggregateType(Account.class)
-                                             .repository(EventSourcingRepository.builder(Account.class)
-                                                                                .eventStore(eventStore)
-                                                                                .build())
-                                             .build()
-                                             .subscribe(bus);
-        }
-
-        @SuppressWarnings("unchecked")
-        CompletableFuture<CommandResultMessage<Object>> send(Object command) {
-            CompletableFuture<CommandResultMessage<Object>> result = new CompletableFuture<>();
-            bus.dispatch(asCommandMessage(command),
-                         (message, resultMessage) -> result.complete((CommandResultMessage<Object>) resultMessage));
-            return result;
-        }
-
-        @Override
-        public void close() {
-            eventStore.shutDown();
-            pool.close();
         }
     }
 }
