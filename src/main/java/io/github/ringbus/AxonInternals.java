@@ -8,6 +8,7 @@ import org.axonframework.eventsourcing.eventstore.AbstractEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,12 @@ import java.util.function.Function;
  *       recognised is read, as any unknown engine.</li>
  *   <li>The private {@code maxGapOffset} of Axon's JDBC and JPA storage engines: how far several store threads may
  *       commit past one another's open transaction ({@link GapBound}). Fallback: Axon's default, 10,000.</li>
+ *   <li>The private resource key under which Axon's {@code UnitOfWorkTimeoutInterceptor} (Axon 4.11 on,
+ *       {@code axon.timeout.*}) keeps a command's time limit in its root Unit of Work: ringbus ends the limit when the
+ *       handler thread is done with the command ({@link #endTimeLimit}), so that it covers what that thread runs, as
+ *       on {@code SimpleCommandBus}, and never fires on a handler thread that has gone on to other commands while the
+ *       command waits for its batch's store. Absent where Axon has no such interceptor. Fallback: the limit runs until
+ *       the command completes, and may warn about and interrupt an idle handler thread.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -95,6 +102,11 @@ final class AxonInternals {
     private static final Field TRIGGER_SNAPSHOTTER;
     private static final Field[] AGGREGATE_SETTINGS = new Field[AggregateSetting.values().length];
     private static final Field COMPONENT_BUILDER;
+    /** Axon's class of a running time limit, in Axon versions with Unit of Work timeouts (access 7). */
+    static final String TIME_LIMITED_TASK = "org.axonframework.messaging.timeout.AxonTimeLimitedTask";
+    private static final String TIMEOUT_INTERCEPTOR = "org.axonframework.messaging.timeout.UnitOfWorkTimeoutInterceptor";
+    private static final String TIME_LIMIT_KEY;
+    private static final Method COMPLETE_TIME_LIMIT;
 
     static {
         List<String> unavailable = new ArrayList<>();
@@ -117,6 +129,27 @@ final class AxonInternals {
                                              "several store threads assume Axon's default maxGapOffset (10,000)",
                                              () -> org.axonframework.eventsourcing.eventstore.jdbc
                                                      .JdbcEventStorageEngine.class.getDeclaredField(MAX_GAP_OFFSET));
+        String timeLimitKey = null;
+        Method completeTimeLimit = null;
+        if (classExists(TIMEOUT_INTERCEPTOR)) {
+            Field key = (Field) access(unavailable, "UnitOfWorkTimeoutInterceptor.TRANSACTION_TIME_LIMIT_RESOURCE_KEY",
+                                       "Axon's Unit of Work timeout runs until a ring command completes, and may warn "
+                                               + "about and interrupt an idle handler thread",
+                                       () -> Class.forName(TIMEOUT_INTERCEPTOR)
+                                                  .getDeclaredField("TRANSACTION_TIME_LIMIT_RESOURCE_KEY"));
+            try {
+                timeLimitKey = key == null ? null : (String) key.get(null);
+                completeTimeLimit = Class.forName(TIME_LIMITED_TASK).getMethod("complete");
+                completeTimeLimit.setAccessible(true); // a public method of a class private to its package
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                timeLimitKey = null;
+                unavailable.add(TIME_LIMITED_TASK + ".complete()");
+                logger.warn("Cannot end Axon's Unit of Work time limits ({}): they may interrupt idle handler threads",
+                            e.toString());
+            }
+        }
+        TIME_LIMIT_KEY = timeLimitKey;
+        COMPLETE_TIME_LIMIT = completeTimeLimit;
         if (!classExists(INSTANCE_COMMAND_HANDLER)) {
             unavailable.add(INSTANCE_COMMAND_HANDLER);
             logger.warn("This Axon version has no class {}: instance commands go through Axon's handler, which loads "
@@ -264,6 +297,32 @@ final class AxonInternals {
     /** @return whether components' builder functions can be read */
     static boolean componentBuildersAvailable() {
         return COMPONENT_BUILDER != null;
+    }
+
+    /**
+     * Ends the time limit Axon's {@code UnitOfWorkTimeoutInterceptor} started for the command of this Unit of Work
+     * (access 7), if any: the handler thread is done with the command. Does nothing where Axon has no Unit of Work
+     * timeouts or none was started; a failure to end it is logged, never thrown. Handler thread.
+     *
+     * @param unitOfWork the command's Unit of Work
+     */
+    static void endTimeLimit(UnitOfWork<?> unitOfWork) {
+        if (TIME_LIMIT_KEY == null) {
+            return;
+        }
+        Object limit = unitOfWork.root().resources().get(TIME_LIMIT_KEY);
+        if (limit != null) {
+            try {
+                COMPLETE_TIME_LIMIT.invoke(limit);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                logger.warn("Could not end Axon's time limit of a command's Unit of Work", e);
+            }
+        }
+    }
+
+    /** @return true where this Axon has Unit of Work timeouts and ringbus can end their limits (access 7) */
+    static boolean endsTimeLimits() {
+        return TIME_LIMIT_KEY != null;
     }
 
     private interface Lookup {

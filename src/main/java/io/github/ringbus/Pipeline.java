@@ -246,6 +246,16 @@ final class Pipeline implements RingStages {
         return times;
     }
 
+    /** @return how many commands the store stages failed in the last minute; any thread, for health checks */
+    long storeFailedCommandsInLastMinute() {
+        long now = System.nanoTime();
+        long failed = 0;
+        for (StoreStage stage : storeStages) {
+            failed += stage.failedInLastMinute(now);
+        }
+        return failed;
+    }
+
     /**
      * @return the store failing longest: the store thread whose attempts have all failed for the longest time, or null
      *         when every store thread's last attempt stored (or none failed). Any thread.

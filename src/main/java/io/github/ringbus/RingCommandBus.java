@@ -1,13 +1,9 @@
 package io.github.ringbus;
 
 import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
-
 import org.axonframework.messaging.annotation.HandlerDefinition;
-
 import org.axonframework.messaging.annotation.ParameterResolverFactory;
-
 import org.axonframework.eventsourcing.AggregateFactory;
-
 import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
 import org.axonframework.commandhandling.CommandBus;
@@ -49,7 +45,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-
 /**
  * An Axon {@link CommandBus} that runs every command through the stages of one LMAX Disruptor ring:
  * <pre>
@@ -59,19 +54,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * store stage appends the events of many commands per call, the publish stage hands them to subscribing event
  * processors, and the complete stage commits the Unit of Work and calls the caller's callback.
  * <p>
- * <b>Guarantees.</b> Commands for one aggregate are handled in the order they were dispatched, also after one of them
- * fails. A command that fails before its events are appended (in its handler, a prepare-commit handler, or the append
- * itself) has none of its events stored or published, and the next command sees the aggregate as the successful
- * commands before it left it. Two failures come after the append and are reported without undoing it: a subscriber
- * that throws while the events are published, and a commit handler that throws. Once {@code dispatch} returns
- * normally, the callback is called exactly once, on the complete stage's thread, after the command's events are
- * stored (and published); every failure is reported through it: no handler, no target, unknown aggregate, full
- * ring, dispatch before start or after shutdown. {@code dispatch} itself throws only for a null argument, a
- * failing dispatch interceptor or a message monitor that fails to ingest the command, as Axon's own buses do; the
- * callback is then not called. What a callback throws is logged, also when a refused command's callback is called on
- * the dispatching thread; only a command run in place on a pipeline thread (docs/design.md, "Callbacks on
- * pipeline threads") lets its callback's exception reach the handler that dispatched it, as {@code SimpleCommandBus}
- * does.
+ * <b>Guarantees</b> (each with its test: docs/guarantees.md). Commands for one aggregate are handled in the order they
+ * were dispatched, also after one of them fails. A command that fails before its events are appended (handler,
+ * prepare-commit handler, the append) has none of its events stored or published, and the next command sees the
+ * aggregate as the successful commands left it; a subscriber or commit handler that throws after the append is
+ * reported without undoing it. Once {@code dispatch} returns normally, the callback is called exactly once, on the
+ * complete stage's thread, after the command's events are stored (and published), also for every failure (no
+ * handler, no target, unknown aggregate, full ring, not running). {@code dispatch} itself throws only where Axon's
+ * buses do (a null argument, a failing dispatch interceptor or message monitor), without calling the callback. What
+ * a callback throws is logged (docs/design.md, "Callbacks on pipeline threads", for commands run in place).
  * <p>
  * <b>Threads.</b> {@code dispatch} may be called from any number of threads at once. The bus starts its threads in
  * {@link #start()} (called by Axon's lifecycle when registered in a {@link Configuration}), and {@link #shutdown()}
@@ -358,6 +349,16 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
         return pipeline.storeFailure();
     }
 
+    /** @return how many commands failed in the store stage in the last minute (refused, or not stored); for health */
+    public long storeFailedCommandsInLastMinute() {
+        return pipeline.storeFailedCommandsInLastMinute();
+    }
+
+    /** @return the round trip to the database the bus was built for ({@code databaseLatency}), or null if not given */
+    public Duration databaseLatency() {
+        return settings.databaseLatency();
+    }
+
     /** @return each stage thread's CPU time and time in the store so far ({@link StageThreadTimes}); for metrics */
     public List<StageThreadTimes> stageThreadTimes() {
         return pipeline.stageThreadTimes();
@@ -388,13 +389,11 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * @return the ringbus bus it is, or delegates to locally (unwrapped); null when none
      */
     public static RingCommandBus localRingOf(CommandBus commandBus) {
-        if (commandBus instanceof RingCommandBus) {
-            return (RingCommandBus) commandBus;
+        if (commandBus instanceof RingCommandBus ring) {
+            return ring;
         }
-        if (commandBus instanceof Distributed<?> distributed) {
-            return distributed.localSegment() instanceof RingCommandBus local ? local : null;
-        }
-        return null;
+        return commandBus instanceof Distributed<?> distributed
+                && distributed.localSegment() instanceof RingCommandBus local ? local : null;
     }
 
     /**
@@ -765,7 +764,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                     commandTargetResolver,
                     transactionManager, chosenReadTransactionManager(), rollbackConfiguration,
                     messageMonitor, busTrigger, dispatchInterceptors, handlerInterceptors, threadNamePrefix,
-                    shutdownTimeout, pipelineMonitor, spanFactory));
+                    shutdownTimeout, pipelineMonitor, spanFactory, databaseLatency));
         }
 
         /**

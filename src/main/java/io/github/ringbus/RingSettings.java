@@ -22,6 +22,7 @@ import java.util.List;
  * @param readTransactionManager    what each read of an aggregate from the store runs in
  * @param spanFactory               null unless tracing was configured: without it nothing is allocated for spans
  * @param snapshotTriggerDefinition the bus's trigger, for aggregates without their own
+ * @param databaseLatency           the round trip to the database as given to the builder, or null
  */
 record RingSettings(EventStore eventStore,
                     int ringSize,
@@ -46,7 +47,8 @@ record RingSettings(EventStore eventStore,
                     String threadNamePrefix,
                     Duration shutdownTimeout,
                     PipelineMonitor pipelineMonitor,
-                    CommandBusSpanFactory spanFactory) {
+                    CommandBusSpanFactory spanFactory,
+                    Duration databaseLatency) {
 
     RingSettings {
         dispatchInterceptors = List.copyOf(dispatchInterceptors);

@@ -112,6 +112,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure(long)}.
      */
     private volatile long failingSinceNanos;
+    /** The commands this stage failed, by second; written by its store thread, read by health checks. */
+    private final MinuteCount failedCommands = new MinuteCount();
     /** The bus's reads, told when an attempt stored (they may be failing fast while the store was unreachable). */
     private final FailFastReads reads;
     private volatile long lastFailedNanos;
@@ -176,6 +178,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     flush();
                 }
                 failPoisoned(slot);
+                failedCommands.add(1, System.nanoTime());
             } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
                 batch.add(slot);
                 List<EventMessage<?>> events = slot.events;
@@ -215,6 +218,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 stored(batch, batchEvents);
             } else {
                 recover(new ArrayList<>(batch), attempt);
+                countFailed(batch);
             }
         } catch (RuntimeException | Error bug) {
             // attempt() and recover() catch what the store and user code throw: this is a ringbus bug. Whether the
@@ -227,10 +231,31 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     poison(slot);
                 }
             }
+            countFailed(batch);
         } finally {
             batch.clear();
             batchEvents.clear();
         }
+    }
+
+    /** Adds the commands of the batch that failed to {@link #failedCommands}: the failure path only. */
+    private void countFailed(List<CommandSlot> slots) {
+        long failed = 0;
+        for (int i = 0; i < slots.size(); i++) {
+            if (slots.get(i).storeFailure != null) {
+                failed++;
+            }
+        }
+        failedCommands.add(failed, System.nanoTime());
+    }
+
+    /**
+     * @param now {@code System.nanoTime()} now
+     * @return how many commands this stage failed in the last minute (refused, built on refused events, or not
+     *         stored because the store could not be reached); any thread
+     */
+    long failedInLastMinute(long now) {
+        return failedCommands.lastMinute(now);
     }
 
     /**

@@ -283,7 +283,7 @@ class ArchitectureTest {
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
-                                           "StoreFailureNotice", "FailFastReads",
+                                           "StoreFailureNotice", "FailFastReads", "MinuteCount",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",

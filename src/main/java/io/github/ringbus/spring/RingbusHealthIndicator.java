@@ -16,8 +16,9 @@ import java.util.Map;
  * and while a store thread's attempts have all failed for longer than {@code ringbus.health.store-failure-window}
  * (with the last failure). A store that has not been tried within that window (and at least 30 s) is not held
  * against the ring: with no commands (a readiness probe that took the instance out of its load balancer) it reports
- * {@code UP} again, and the next commands show whether the database is back. Details per bus bean: topology, threads, ring slots in use, and
- * the store's failure while there is one. Only in Spring Boot's readiness group if the application puts it there
+ * {@code UP} again, and the next commands show whether the database is back. Details per bus bean: topology,
+ * threads, ring slots in use, the commands the store failed in the last minute, the database round trip measured at
+ * start (where it was), and the store's failure while there is one. Only in Spring Boot's readiness group if the application puts it there
  * (docs/spring-boot.md): a store outage should make an instance not ready, never restart it.
  */
 final class RingbusHealthIndicator implements HealthIndicator {
@@ -50,6 +51,10 @@ final class RingbusHealthIndicator implements HealthIndicator {
             details.put("storeThreads", bus.storeThreads());
             details.put("ringSize", bus.ringSize());
             details.put("ringInUse", bus.ringSize() - bus.remainingCapacity());
+            details.put("storeFailedCommandsInLastMinute", bus.storeFailedCommandsInLastMinute());
+            if (bus.databaseLatency() != null) {
+                details.put("databaseRoundTripAtStart", bus.databaseLatency().toString());
+            }
             String down = bus.isRunning() ? null : "not running (not started yet, or shut down)";
             StoreFailure failure = bus.storeFailure();
             if (failure != null) {

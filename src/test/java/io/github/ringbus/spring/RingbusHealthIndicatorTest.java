@@ -67,6 +67,30 @@ class RingbusHealthIndicatorTest {
     }
 
     @Test
+    void theCommandsTheStoreFailedInTheLastMinuteAreCounted() {
+        try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
+            ring.sendAndWait(new AccountCommands.Open("a"));
+            ring.sendAndWait(new AccountCommands.Open("b"));
+            database.goAway();
+
+            ring.sendAndWait(new AccountCommands.Deposit("a", 1));
+            ring.sendAndWait(new AccountCommands.Deposit("b", 2));
+
+            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).health()))
+                    .containsEntry("storeFailedCommandsInLastMinute", 2L);
+        }
+    }
+
+    @Test
+    void theDatabaseRoundTripTheBusWasBuiltForIsShown() {
+        try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database)
+                                                                 .databaseLatency(Duration.ofMillis(3)))) {
+            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).health()))
+                    .containsEntry("databaseRoundTripAtStart", "PT0.003S");
+        }
+    }
+
+    @Test
     void aStoreFailingForLessThanTheWindowIsStillUpAndSaysSo() {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
             ring.sendAndWait(new AccountCommands.Open("a"));

@@ -29,7 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code UP} again once a command is stored, without a restart of the application.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"ringbus.health.store-failure-window=0s", "management.endpoint.health.show-details=always"})
+        properties = {"ringbus.health.store-failure-window=0s", "management.endpoint.health.show-details=always",
+                "management.endpoint.health.probes.enabled=true",
+                "management.endpoint.health.group.readiness.include=readinessState,ringbus"})
 class HealthEndpointTest {
 
     private static final Path DATA;
@@ -70,8 +72,12 @@ class HealthEndpointTest {
     private CommandGateway commands;
 
     private HttpResponse<String> health() throws IOException, InterruptedException {
+        return get("/actuator/health/ringbus");
+    }
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
         return HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://localhost:" + httpPort + "/actuator/health/ringbus")).build(),
+                HttpRequest.newBuilder(URI.create("http://localhost:" + httpPort + path)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -89,14 +95,19 @@ class HealthEndpointTest {
         commands.sendAndWait(new OpenAccount("health", "operator"));
         HttpResponse<String> up = health();
         assertThat(up.statusCode()).isEqualTo(200);
-        assertThat(up.body()).contains("\"status\":\"UP\"", "\"topology\"");
+        assertThat(up.body()).contains("\"status\":\"UP\"", "\"topology\"", "\"storeFailedCommandsInLastMinute\":0",
+                                       "\"databaseRoundTripAtStart\"");
 
         server.close();
         assertThat(deposit("health", 1)).as("a deposit while the database is away").isFalse();
 
         HttpResponse<String> down = health();
         assertThat(down.statusCode()).isEqualTo(503);
-        assertThat(down.body()).contains("\"status\":\"DOWN\"", "lastStoreFailure", "every store attempt has failed");
+        assertThat(down.body()).contains("\"status\":\"DOWN\"", "lastStoreFailure", "every store attempt has failed")
+                               .doesNotContain("\"storeFailedCommandsInLastMinute\":0");
+        // Not ready (out of the load balancer), but alive: an outage of the database is no reason to restart.
+        assertThat(get("/actuator/health/readiness").statusCode()).isEqualTo(503);
+        assertThat(get("/actuator/health/liveness").statusCode()).isEqualTo(200);
 
         server = EmbeddedPostgres.builder().setDataDirectory(DATA).setCleanDataDirectory(false).setPort(port)
                                  .setRegisterShutdownHook(false).start();
@@ -111,5 +122,6 @@ class HealthEndpointTest {
         HttpResponse<String> back = health();
         assertThat(back.statusCode()).isEqualTo(200);
         assertThat(back.body()).contains("\"status\":\"UP\"").doesNotContain("lastStoreFailure");
+        assertThat(get("/actuator/health/readiness").statusCode()).isEqualTo(200);
     }
 }
