@@ -31,12 +31,6 @@ import java.util.function.Consumer;
  */
 final class CommandSlot implements StageTimes {
 
-    /**
-     * How many times one command is run again at most ({@link ReRuns}): a bound on the work that a run of refused
-     * appends of one aggregate can cause.
-     */
-    static final int MOST_RE_RUNS = 16;
-
     private static final VarHandle COMPLETION_CLAIMED;
 
     static {
@@ -340,17 +334,14 @@ final class CommandSlot implements StageTimes {
 
     // --- running the command again (ReRuns) --------------------------------------------------------------------------
 
-    /**
-     * Whether the command may be handled again, from scratch, on its aggregate as stored ({@link ReRuns}): only when
-     * nothing it did reached beyond its events and its Unit of Work's later phases. Not when its Unit of Work is
-     * marked {@link RunOnce} (its handler sent commands, which {@link NestedDispatch} and the distributed bus mark, or
-     * said so itself), when prepare-commit handlers ran (their effects, a deadline scheduled say, happened), when it
-     * ran another aggregate's command in place, when it ran whole (its own repository), or when it was run again
-     * {@link #MOST_RE_RUNS} times. Handle stage, or a store thread before it asks for the re-run.
-     */
-    boolean mayBeReRun() {
-        return !runsWhole && borrowed.isEmpty() && reRunCount < MOST_RE_RUNS
-                && unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(unitOfWork);
+    /** @return how many times the command was handled again so far ({@link #prepareReRun}) */
+    int reRunCount() {
+        return reRunCount;
+    }
+
+    /** @return true when its handler ran another aggregate's command in place (it borrowed that aggregate) */
+    boolean ranCommandsInPlace() {
+        return !borrowed.isEmpty();
     }
 
     /** A command sent on a bus beside the ring by this command's handler created that aggregate. Handle stage. */

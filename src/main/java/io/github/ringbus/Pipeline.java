@@ -115,7 +115,7 @@ final class Pipeline implements RingStages {
         // interrupt flag left by user code is cleared before the thread waits again (see StageGuard).
         // Commands handled on top of events the store refuses are run again where the policy lets them; never when a
         // publish stage runs beside the store (StagePlan.Facts).
-        this.recovery = new StoreRecovery(facts.reRunsAllowed());
+        this.recovery = new IsolatingStoreRecovery(facts.reRunsAllowed());
         this.reRuns = new ReRuns(settings.handlerThreads());
         EventHandler<CommandSlot> preload = new StageGuard(
                 "preload", new PreloadStage(routes, settings.handlerThreads(), timed, reRuns::slot,

@@ -177,7 +177,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
 
     /**
      * @return true unless prepare-commit handlers ran for the current command (what they did happened, so the
-     * command cannot be handled again as if it never ran; see {@link CommandSlot#mayBeReRun})
+     * command cannot be handled again as if it never ran; see {@link StoreRecovery#mayRunAgain})
      */
     boolean preparedWithoutHandlers() {
         return preparedWithoutHandlers;

@@ -7,7 +7,6 @@ import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
-import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
@@ -18,10 +17,8 @@ import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -171,13 +168,13 @@ final class StoreStage implements EventHandler<CommandSlot> {
         // Not only the commands with events: a query's answer or a rule's refusal was built on the aggregate's state
         // too, and is as wrong as an event when an earlier command of the aggregate is refused.
         if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
-            if (isPoisoned(slot) && !ranAgain(slot)) {
+            if (RefusedBatch.isPoisoned(slot) && !ranAgain(slot)) {
                 if (slot.hasEventsToStore()) {
                     // Its aggregates are given up with it: the commands in hand, before it in ring order and not built
                     // on it, are decided first (one of another aggregate it borrowed may be among them).
                     flush();
                 }
-                failPoisoned(slot);
+                RefusedBatch.failPoisoned(slot);
                 failedCommands.add(1, System.nanoTime());
             } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
                 batch.add(slot);
@@ -228,7 +225,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 if (slot.storeFailure == null && slot.hasEventsToStore()) {
                     slot.storeFailure = new CommitOutcomeUnknownException(
                             "ringbus failed while storing command [" + slot.commandName() + "]: " + bug, bug);
-                    poison(slot);
+                    RefusedBatch.poison(slot);
                 }
             }
             countFailed(batch);
@@ -260,7 +257,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /**
      * After a failed attempt of a batch: finds, in ring order, the commands that fail on their own and commits the
-     * others, each try in a fresh transaction, doing with each failed group what {@link StoreRecovery} decides. A
+     * others, each try in a fresh transaction; {@link RefusedBatch} does with each failed group what the
+     * {@link StoreRecovery} policy decides. A
      * subscriber's failure fails its command and the rest is tried again; a failed append is halved; a store that
      * cannot be reached fails every command not yet committed.
      *
@@ -268,11 +266,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @param firstAttempt how that attempt failed
      */
     private void recover(List<CommandSlot> failedBatch, StoreAttempt firstAttempt) {
-        ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
-        // A culprit's aggregate is poisoned only once the commands before it in ring order are done: they did not
-        // build on its events, and poisoning would fail those of its generation not yet committed.
-        IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore = new IdentityHashMap<>();
-        List<CommandSlot> culprits = new ArrayList<>();
+        RefusedBatch refused = new RefusedBatch(recovery, reRuns);
         List<EventMessage<?>> events = new ArrayList<>();
         List<CommandSlot> group = failedBatch;
         StoreAttempt attempt = firstAttempt;
@@ -280,151 +274,24 @@ final class StoreStage implements EventHandler<CommandSlot> {
             while (true) {
                 if (attempt.stored()) {
                     stored(group, events);
-                } else if (!carryOut(recovery.next(attempt, group), attempt, group, groups, poisonBefore,
-                                     culprits)) {
-                    return;
+                } else if (!refused.carryOut(attempt, group)) {
+                    return; // every command not yet committed has failed
                 }
-                events.clear();
-                while (events.isEmpty()) {
-                    if (groups.isEmpty()) {
-                        return;
-                    }
-                    group = live(next(groups, poisonBefore), groups);
-                    for (CommandSlot slot : group) {
-                        if (slot.hasEventsToStore()) {
-                            events.addAll(slot.events);
-                        }
-                    }
+                group = refused.nextGroup(events);
+                if (group == null) {
+                    return;
                 }
                 attempt = attempt(group, events);
             }
         } finally {
-            for (CommandSlot refused : culprits) {
-                poison(refused);
-            }
+            refused.poisonCulprits();
         }
     }
 
-    /**
-     * Does with a failed group what {@link StoreRecovery} decided: fails commands, or puts the groups to try next at
-     * the head of {@code groups}, in ring order.
-     *
-     * @return false when every command not yet committed has failed: nothing is left to try
-     */
-    private boolean carryOut(StoreRecovery.Next next, StoreAttempt attempt, List<CommandSlot> group,
-                             ArrayDeque<List<CommandSlot>> groups,
-                             IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore,
-                             List<CommandSlot> culprits) {
-        Throwable failure = attempt.failure;
-        switch (next) {
-            case FAIL_OUTCOME_UNKNOWN -> {
-                // The group may be committed: appending it again would fail on the events already there or, on an
-                // engine without a unique key, store them twice.
-                failOutcomeUnknown(group, failure);
-            }
-            case FAIL_OUTCOME_UNKNOWN_THEN_ALL -> {
-                failOutcomeUnknown(group, failure);
-                failAll(groups, poisonBefore, failure);
-                return false;
-            }
-            case FAIL_ALL -> {
-                fail(group, slot -> StoreFailureNotice.unreachable(slot, failure));
-                failAll(groups, poisonBefore, failure);
-                return false;
-            }
-            case SPLIT_AT_CULPRIT -> {
-                // If the culprit was built on a command before it that the store refuses in turn, it is
-                // handled again, or fails as built on it, not with what the subscriber said of a state that
-                // never was.
-                int at = group.indexOf(attempt.culprit);
-                groups.addFirst(new ArrayList<>(group.subList(at, group.size())));
-                groups.addFirst(new ArrayList<>(group.subList(0, at)));
-            }
-            case FAIL_CULPRIT -> {
-                // Every command before it is decided. Its aggregate's generation is poisoned before the commands after
-                // it are tried, so that those that built on it are handled again or fail.
-                CommandSlot refused = attempt.culprit;
-                refused.storeFailure = failure;
-                culprits.add(refused);
-                int at = group.indexOf(refused);
-                List<CommandSlot> after = new ArrayList<>(group.subList(at + 1, group.size()));
-                poisonBefore.put(after, refused);
-                groups.addFirst(after);
-                groups.addFirst(new ArrayList<>(group.subList(0, at)));
-            }
-            case HANDLE_AGAIN_ON_STORED -> {
-                if (handledAgainOnStored(group.get(0))) {
-                    groups.addFirst(group); // tried again in a fresh transaction
-                } else {
-                    fail(group, failure);
-                }
-            }
-            case FAIL_ALONE -> fail(group, slot -> StoreFailureNotice.refused(slot, failure));
-            case HALVE -> {
-                int middle = group.size() / 2;
-                groups.addFirst(group.subList(middle, group.size()));
-                groups.addFirst(group.subList(0, middle));
-            }
-        }
-        return true;
-    }
 
-    /** The next group to try, once the culprit that must be poisoned before it is. */
-    private static List<CommandSlot> next(ArrayDeque<List<CommandSlot>> groups,
-                                          IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore) {
-        List<CommandSlot> next = groups.pollFirst();
-        CommandSlot refused = poisonBefore.remove(next);
-        if (refused != null) {
-            poison(refused);
-        }
-        return next;
-    }
 
-    /** The store cannot be reached: every command not yet committed fails. */
-    private static void failAll(ArrayDeque<List<CommandSlot>> groups,
-                                IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore, Throwable failure) {
-        while (!groups.isEmpty()) {
-            // Nothing is run again: it could not be stored either.
-            for (CommandSlot slot : next(groups, poisonBefore)) {
-                if (isPoisoned(slot)) {
-                    failPoisoned(slot);
-                } else {
-                    fail(List.of(slot), s -> StoreFailureNotice.unreachable(s, failure));
-                }
-            }
-        }
-    }
 
-    private static void poison(CommandSlot slot) {
-        slot.poisonAggregates();
-    }
 
-    /**
-     * The commands of a group whose aggregate generation is not poisoned, or that were run again on their aggregate
-     * as stored (every group before this one is decided, and a group's poisoned commands of one aggregate are its
-     * first of that aggregate); the others fail here. Passengers (built on an aggregate's state, nothing to store)
-     * stay in the group, so that a refusal found later among the commands before them still reaches them. A command
-     * failed here that gives up aggregates of its own (it has events to store: one built on a given-up aggregate it
-     * borrowed, say) waits until the live commands before it are decided: they are not built on it, and giving up
-     * their aggregate's generation first would fail them with it. The group is cut before it, and the rest goes back
-     * to the head of {@code groups}.
-     */
-    private List<CommandSlot> live(List<CommandSlot> group, ArrayDeque<List<CommandSlot>> groups) {
-        List<CommandSlot> live = new ArrayList<>(group.size());
-        for (int i = 0; i < group.size(); i++) {
-            CommandSlot slot = group.get(i);
-            if (isPoisoned(slot) && !runAgain(slot)) {
-                if (slot.hasEventsToStore() && !live.isEmpty()) {
-                    groups.addFirst(new ArrayList<>(group.subList(i, group.size())));
-                    return live;
-                }
-                failPoisoned(slot);
-            } else if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
-                live.add(slot);
-            }
-        }
-        return live;
-    }
 
     /**
      * Has the command, built on a given-up state of its aggregate, run again on the aggregate as stored, once every
@@ -441,47 +308,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
         return reRuns.reRunFrom(slot);
     }
 
-    /**
-     * Has a command built on a given-up state handled again where the policy lets it ({@link StoreRecovery#mayRunAgain}).
-     * Every command before it in ring order is decided, and no transaction is held.
-     *
-     * @return true when it ran again and is no longer built on given-up state
-     */
-    private boolean runAgain(CommandSlot slot) {
-        return recovery.mayRunAgain(slot) && reRuns.reRunFrom(slot);
-    }
 
-    /**
-     * After the store refused a command because another writer appended to its aggregate first (Axon Server routes an
-     * aggregate's commands to another node for a while when nodes join or leave, and the cached aggregate here missed
-     * what was stored there): where the policy lets it ({@link StoreRecovery#mayHandleAgainOnStored}), gives up the
-     * aggregate's state, so that it is read from the store, and has the command and the later ones of its aggregate
-     * handled again on it, as a retry on {@code SimpleCommandBus} would (see {@link ReRuns}). Every command before it
-     * in ring order is decided, and no transaction is held.
-     *
-     * @return true when the command was handled again and its new run is to be stored
-     */
-    private boolean handledAgainOnStored(CommandSlot slot) {
-        if (!recovery.mayHandleAgainOnStored(slot)) {
-            return false;
-        }
-        poison(slot);
-        return reRuns.reRunFrom(slot);
-    }
 
-    /**
-     * Fails a command built on a given-up state: nothing of it is stored, and every aggregate its events belong to is
-     * given up too (one it ran a command on in place shares its fate). One with no events to store (it answered, or
-     * failed and was rolled back, its aggregates restored) left nothing a later command can have built on: its
-     * aggregates keep their generation (giving up one it did not change would fail later commands of it that may not
-     * run twice, where SimpleCommandBus runs them).
-     */
-    private static void failPoisoned(CommandSlot slot) {
-        slot.storeFailure = poisoned(slot);
-        if (slot.hasEventsToStore()) {
-            poison(slot);
-        }
-    }
 
     /**
      * Appends the events (and, in {@code IN_TRANSACTION}, calls each command's subscribers) and commits, in one
@@ -677,7 +505,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                                      + "serializer configured for events can read the type",
                              event.getPayloadType().getName(), eventSerializer, unreadable, slot.commandName(),
                              event.getAggregateIdentifier(), event.getSequenceNumber(), unreadable);
-                poison(slot);
+                RefusedBatch.poison(slot);
                 return;
             }
         }
@@ -722,41 +550,10 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    private static void fail(List<CommandSlot> slots, Throwable failure) {
-        fail(slots, slot -> failure);
-    }
 
-    /**
-     * Fails the commands of {@code slots} that have events to store, each with what {@code told} makes of it (the
-     * failure path only: one exception per caller, so that each names its own command, see
-     * {@link StoreFailureNotice}), and gives up their aggregates' generations.
-     */
-    private static void fail(List<CommandSlot> slots, java.util.function.Function<CommandSlot, Throwable> told) {
-        for (int i = 0; i < slots.size(); i++) {
-            CommandSlot slot = slots.get(i);
-            if (!slot.hasEventsToStore()) {
-                continue; // a passenger (see onEvent): nothing of it was refused
-            }
-            slot.storeFailure = told.apply(slot);
-            poison(slot);
-        }
-    }
 
-    private static void failOutcomeUnknown(List<CommandSlot> group, Throwable failure) {
-        long commands = group.stream().filter(CommandSlot::hasEventsToStore).count(); // not the passengers
-        fail(group, slot -> StoreFailureNotice.outcomeUnknown(slot, commands, failure));
-    }
 
-    private static boolean isPoisoned(CommandSlot slot) {
-        return slot.builtOnGivenUpState() != null;
-    }
 
-    private static EventStoreException poisoned(CommandSlot slot) {
-        return new EventStoreException(
-                "Command [" + slot.commandName() + "] was handled on top of events of aggregate ["
-                        + slot.builtOnGivenUpState().identifier() + "] that failed to be stored (or whose commit had an unknown "
-                        + "outcome); it is rejected, and nothing of it is stored");
-    }
 
     private void append(List<CommandSlot> slots, List<EventMessage<?>> events) {
         if (splitStore != null) {

@@ -1,13 +1,17 @@
 /**
- * The command bus. Its public types are the whole of what a user relies on: {@link io.github.ringbus.RingCommandBus}
- * and its builder; the settings' enums ({@link io.github.ringbus.PublishMode}, {@link io.github.ringbus.FullRingPolicy},
- * {@link io.github.ringbus.WaitStrategyChoice}); the exceptions a dispatch may report
+ * The command bus. Its public types are the whole of what a user relies on ({@code ArchitectureTest} lists them):
+ * {@link io.github.ringbus.RingCommandBus} and its builder; the settings' enums ({@link io.github.ringbus.Topology},
+ * {@link io.github.ringbus.PublishMode}, {@link io.github.ringbus.FullRingPolicy},
+ * {@link io.github.ringbus.WaitStrategyChoice}) and the default command target resolver
+ * ({@link io.github.ringbus.AnnotatedTargetResolver}); the exceptions a dispatch may report
  * ({@link io.github.ringbus.RingFullException}, {@link io.github.ringbus.PipelineWaitException},
  * {@link io.github.ringbus.CommitOutcomeUnknownException}); the monitor types
  * ({@link io.github.ringbus.PipelineMonitor}, {@link io.github.ringbus.StageTimes},
- * {@link io.github.ringbus.StoreBatchListener}); the event store that splits store and publish
- * ({@link io.github.ringbus.RingEventStore}); and the module that routes an Axon configuration's aggregates through
- * the ring ({@link io.github.ringbus.RingbusConfigurerModule}).
+ * {@link io.github.ringbus.StoreBatchListener}) and what the bus reports for health and metrics
+ * ({@link io.github.ringbus.StoreFailure}, {@link io.github.ringbus.StageThreadTimes}); how a handler marks its command
+ * never to be handled twice ({@link io.github.ringbus.RunOnce}); the event store that splits store and publish
+ * ({@link io.github.ringbus.RingEventStore}, with its builder); and the module that routes an Axon configuration's
+ * aggregates through the ring ({@link io.github.ringbus.RingbusConfigurerModule}).
  * <p>
  * Everything else here is the pipeline's machinery, package-private so that it can change without breaking anyone
  * (as the LMAX Disruptor keeps its {@code ProcessingSequenceBarrier}, and Axon its Disruptor bus, in one package).
@@ -25,7 +29,8 @@
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
  *       thread), {@code StageGuard} around each, {@code AdaptiveWaitStrategy}, {@code ReRuns} with its
  *       {@code ReRunBarrier} (commands built on events the store refused are handled again), the store's recovery
- *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next;
+ *       ({@code StoreAttempt}, what an attempt came to; {@code StoreRecovery}, what happens next, the policy
+ *       {@code IsolatingStoreRecovery} with its limits; {@code RefusedBatch}, which carries it out;
  *       {@code StoreFailureNotice}, what each caller is told), {@code FailFastReads} (reads while the store is
  *       away);</li>
  *   <li><b>the slot core</b>: the ring's slot {@code CommandSlot} and its Unit of Work {@code SlotUnitOfWork}, the

@@ -169,7 +169,7 @@ class ArchitectureTest {
             Map.entry("ranOnAggregate", Set.of("HandleStage")),
             Map.entry("handledNanos", Set.of("HandleStage")),
             Map.entry("storeShard", Set.of("HandleStage")),
-            Map.entry("storeFailure", Set.of("StoreStage")),
+            Map.entry("storeFailure", Set.of("StoreStage", "RefusedBatch")),
             Map.entry("publishFailure", Set.of("PublishStage")),
             Map.entry("completingNanos", Set.of("CompleteStage")));
 
@@ -258,7 +258,8 @@ class ArchitectureTest {
             "NestedDispatch", "handler thread: takes back from the outer slot's events what a failed command run in "
                     + "place added",
             "StoreStage", "store thread: reads them to append them, after the handle stage",
-            "StoreRecovery", "store thread: reads them to tell whether a refused command creates its aggregate",
+            "IsolatingStoreRecovery", "store thread: reads them to tell whether a refused command creates its aggregate",
+            "RefusedBatch", "store thread: reads them to append a group of a refused batch again",
             "StoreFailureNotice", "store thread: reads them to name a failed command's aggregate when it has no target",
             "PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle stage");
 
@@ -284,6 +285,7 @@ class ArchitectureTest {
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
                                            "StoreFailureNotice", "FailFastReads", "MinuteCount",
+                                           "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
         CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The recovery policy of refused appends, row by row: what becomes of a group of commands whose attempt to be stored
+ * The recovery policy of refused appends ({@link IsolatingStoreRecovery}), row by row, the whole of its specification: what becomes of a group of commands whose attempt to be stored
  * failed, by where it failed and what the failure says of the store; and which commands are handled again.
  */
 class StoreRecoveryTest {
@@ -35,7 +35,7 @@ class StoreRecoveryTest {
     private static final EmbeddedEventStore STORE =
             EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
 
-    private static final StoreRecovery POLICY = new StoreRecovery(true);
+    private static final StoreRecovery POLICY = new IsolatingStoreRecovery(true);
 
     private final CommandSlot first = new CommandSlot(STORE);
     private final CommandSlot second = new CommandSlot(STORE);
@@ -175,12 +175,31 @@ class StoreRecoveryTest {
 
     @Test
     void noCommandRunsAgainWhereThePlanAllowsNoReRuns() {
-        assertThat(new StoreRecovery(false).mayRunAgain(first)).isFalse();
+        assertThat(new IsolatingStoreRecovery(false).mayRunAgain(first)).isFalse();
     }
 
     @Test
     void aCommandThatRanWholeNeverRunsAgain() {
         first.runsWhole = true;
+
+        assertThat(POLICY.mayRunAgain(first)).isFalse();
+    }
+
+    @Test
+    void aCommandRunAgainTheMostTimesRunsNoMore() {
+        for (int run = 1; run < IsolatingStoreRecovery.MOST_RE_RUNS; run++) {
+            first.prepareReRun(new IllegalStateException("refused"));
+        }
+        assertThat(POLICY.mayRunAgain(first)).isTrue();
+
+        first.prepareReRun(new IllegalStateException("refused"));
+
+        assertThat(POLICY.mayRunAgain(first)).isFalse();
+    }
+
+    @Test
+    void aCommandWhoseUnitOfWorkIsMarkedRunOnceNeverRunsAgain() {
+        first.unitOfWork.resources().put(RunOnce.RESOURCE, true);
 
         assertThat(POLICY.mayRunAgain(first)).isFalse();
     }
@@ -211,7 +230,7 @@ class StoreRecoveryTest {
         first.holder = holderOf("a");
         first.events.add(new GenericDomainEventMessage<>("Account", "a", 3, new Deposited("a", 10)));
 
-        assertThat(new StoreRecovery(false).mayHandleAgainOnStored(first)).isFalse();
+        assertThat(new IsolatingStoreRecovery(false).mayHandleAgainOnStored(first)).isFalse();
     }
 
     private static AggregateHolder<Account> holderOf(String identifier) {

@@ -27,7 +27,7 @@ class StoreStageTest {
     private final RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
     private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
                                                     PipelineMonitor.NONE, true, new LeftInterrupts(),
-                                                    new StoreRecovery(false), new ReRuns(1), null, 0,
+                                                    new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
                               new FailFastReads(NoTransactionManager.INSTANCE)); // no handler thread here to run again
     private long sequence;
 
@@ -157,7 +157,7 @@ class StoreStageTest {
 
     private StoreStage stageWith(TransactionManager transactions) {
         return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
-                              new LeftInterrupts(), new StoreRecovery(false), new ReRuns(1), null, 0,
+                              new LeftInterrupts(), new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
                               new FailFastReads(NoTransactionManager.INSTANCE));
     }
 

@@ -83,7 +83,7 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
 
     private DistributedRingCommandBus(Builder builder) {
         this.ring = builder.localSegment;
-        this.channel = builder.channel != null ? builder.channel : JGroupsChannels.tcp(builder);
+        this.channel = builder.channel != null ? builder.channel : JGroupsChannels.tcp(builder.tcp());
         this.loadFactor = builder.loadFactor;
         this.localShortcut = builder.localShortcut;
         this.joinTimeout = builder.joinTimeout;
@@ -479,6 +479,12 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
 
         String sharedSecret() {
             return sharedSecret;
+        }
+
+        /** @return what ringbus's own TCP channel is built from, these settings */
+        JGroupsChannels.Tcp tcp() {
+            return new JGroupsChannels.Tcp(bindAddress(), bindPort(), initialHosts(), failureDetectionTimeout(),
+                                           sharedSecret(), clusterName());
         }
 
         String clusterName() {

@@ -51,7 +51,15 @@ final class JGroupsChannels {
     private JGroupsChannels() {
     }
 
-    static JChannel tcp(DistributedRingCommandBus.Builder settings) {
+    /**
+     * What the TCP channel is built from (the node's settings, as its builder validated them): values only, so that
+     * this class does not depend on the bus.
+     */
+    record Tcp(String bindAddress, int bindPort, List<InetSocketAddress> initialHosts,
+               java.time.Duration failureDetectionTimeout, String sharedSecret, String clusterName) {
+    }
+
+    static JChannel tcp(Tcp settings) {
         long timeout = settings.failureDetectionTimeout().toMillis();
         try {
             InetAddress bindAddress = InetAddress.getByName(settings.bindAddress());

@@ -267,7 +267,7 @@ class DistributedRingCommandBusTest {
         String wrongSecret = "another secret, not the cluster's";
         org.jgroups.JChannel intruderChannel = JGroupsChannels.tcp(
                 DistributedRingCommandBus.builder().clusterName("test-" + hosts.hashCode()).bind("127.0.0.1", portC)
-                                         .initialHosts(hosts).sharedSecret(wrongSecret));
+                                         .initialHosts(hosts).sharedSecret(wrongSecret).tcp());
         org.jgroups.protocols.pbcast.GMS intruderMembership =
                 intruderChannel.getProtocolStack().findProtocol(org.jgroups.protocols.pbcast.GMS.class);
         intruderMembership.setMaxJoinAttempts(2);

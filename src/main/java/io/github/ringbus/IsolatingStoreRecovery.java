@@ -1,0 +1,107 @@
+package io.github.ringbus;
+
+import org.axonframework.eventhandling.DomainEventMessage;
+
+import java.util.List;
+
+/**
+ * ringbus's recovery policy of refused appends, the one file to change it in ({@code StoreRecoveryTest} is its table):
+ * isolate the commands the store refuses by halving the group, fail each with its own failure, and handle again, on
+ * the aggregate as stored, the commands built on a refused state and those refused for another writer's append, as
+ * long as nothing of their run reached beyond their events and they ran again fewer than {@link #MOST_RE_RUNS} times.
+ * Holds every limit it applies: the most re-runs, what a run may have done to run again, and whether the plan allows
+ * re-runs at all ({@link StagePlan.Facts#reRunsAllowed}). Reads the failure through {@link StoreFailures}.
+ * <p>
+ * One per bus; immutable, so any thread may ask it (store threads decide, the handler thread skips in a re-run what
+ * may not run again).
+ */
+final class IsolatingStoreRecovery implements StoreRecovery {
+
+    /**
+     * How many times one command is run again at most ({@link ReRuns}): a bound on the work that a run of refused
+     * appends of one aggregate can cause.
+     */
+    static final int MOST_RE_RUNS = 16;
+
+    /** False when the plan allows no re-runs: a publish stage beside the store may have handed events out. */
+    private final boolean reRunsAllowed;
+
+    /** @param reRunsAllowed the plan's fact: false when no command may ever be handled twice on this bus */
+    IsolatingStoreRecovery(boolean reRunsAllowed) {
+        this.reRunsAllowed = reRunsAllowed;
+    }
+
+    /**
+     * @param attempt how the group's attempt failed; not {@link StoreAttempt#STORED}
+     * @param group   the commands of the attempt, in ring order
+     * @return what becomes of the group; {@link Next#HANDLE_AGAIN_ON_STORED} is carried out only where
+     *         {@link #mayHandleAgainOnStored} agrees, else the command fails alone
+     */
+    @Override
+    public Next next(StoreAttempt attempt, List<CommandSlot> group) {
+        if (attempt.stored()) {
+            throw new IllegalArgumentException("Nothing to recover from: the group is stored");
+        }
+        Throwable failure = attempt.failure;
+        if (attempt.end == StoreAttempt.End.COMMIT_FAILED && !StoreFailures.rolledBack(failure)) {
+            return StoreFailures.unreachable(failure) ? Next.FAIL_OUTCOME_UNKNOWN_THEN_ALL : Next.FAIL_OUTCOME_UNKNOWN;
+        }
+        if (attempt.end == StoreAttempt.End.BEGIN_FAILED || StoreFailures.unreachable(failure)) {
+            return Next.FAIL_ALL;
+        }
+        if (attempt.culprit != null) {
+            int at = group.indexOf(attempt.culprit);
+            if (at < 0) {
+                throw new IllegalArgumentException("The culprit " + attempt.culprit + " is not of the group");
+            }
+            return at > 0 ? Next.SPLIT_AT_CULPRIT : Next.FAIL_CULPRIT;
+        }
+        if (group.size() == 1) {
+            return StoreFailures.sequenceConflict(failure) ? Next.HANDLE_AGAIN_ON_STORED : Next.FAIL_ALONE;
+        }
+        return Next.HALVE;
+    }
+
+    /**
+     * Whether a command built on a state of its aggregate that was given up (an earlier command's events were
+     * refused) is handled again on the aggregate as stored, rather than failed with "handled on top of events ...
+     * that failed to be stored". Never where the plan allows no re-runs; never a command whose run had effects that
+     * a second run would repeat: it ran another aggregate's command in place, ran whole (its handler sent commands,
+     * which went out already), marked its Unit of Work {@link RunOnce}, ran prepare-commit handlers (a deadline
+     * scheduled, say), or was run again {@link #MOST_RE_RUNS} times already.
+     *
+     * @param slot the command, after its handler ran (store thread), or met in a re-run (its handler thread)
+     * @return true when it may run again
+     */
+    @Override
+    public boolean mayRunAgain(CommandSlot slot) {
+        return reRunsAllowed && !slot.runsWhole && !slot.ranCommandsInPlace() && slot.reRunCount() < MOST_RE_RUNS
+                && slot.unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(slot.unitOfWork);
+    }
+
+    /**
+     * Whether the one command of a group the store refused because another writer appended to its aggregate first
+     * ({@link Next#HANDLE_AGAIN_ON_STORED}) is handled again on the aggregate as stored, as a retry on
+     * {@code SimpleCommandBus} would: where it {@linkplain #mayRunAgain may run again}, runs on an aggregate, and does
+     * not create it (a second creation of one aggregate stays refused).
+     *
+     * @param slot the refused command (store thread)
+     * @return true when it is handled again
+     */
+    @Override
+    public boolean mayHandleAgainOnStored(CommandSlot slot) {
+        return slot.holder != null && mayRunAgain(slot) && !createsItsAggregate(slot);
+    }
+
+    /** @return true when the command's events start its aggregate's stream (sequence number 0), or it has none */
+    private static boolean createsItsAggregate(CommandSlot slot) {
+        String identifier = slot.holder.identifier();
+        for (int i = 0; i < slot.events.size(); i++) {
+            if (slot.events.get(i) instanceof DomainEventMessage<?> event
+                    && identifier.equals(event.getAggregateIdentifier())) {
+                return event.getSequenceNumber() == 0;
+            }
+        }
+        return true; // none of its own: nothing to gain from a new run
+    }
+}
