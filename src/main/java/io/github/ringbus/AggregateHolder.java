@@ -58,9 +58,11 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         /**
          * Reads the aggregate from the store, followed by the events handled but perhaps not yet stored; any thread.
          *
+         * @param sink where the aggregate puts the events it applies (its holder's, handed in: the source never
+         *             calls back into the holder)
          * @return the aggregate, or null when the store has no event of it
          */
-        EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
+        EventSourcedAggregate<T> readFromStore(String identifier, EventBus sink,
                                                List<DomainEventMessage<?>> unstored) throws Exception;
 
         /** @return how many times the bus was asked to read its aggregates from the store again; any thread */
@@ -85,7 +87,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     private String identifier;
     private EventSourcedAggregate<T> aggregate;
     private EventSourcedAggregate<T> aggregateBeforeCommand;
-    private CommandSlot slot;
+    private Borrower slot;
     private int generation;
     /** The eviction request up to which this aggregate is as the store had it; see {@link #beginCommand}. */
     private long evictionEpoch;
@@ -156,12 +158,12 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return the generation the command's events belong to
      * @throws Exception when the store cannot be read to rebuild the aggregate
      */
-    int beginCommand(CommandSlot slot) throws Exception {
+    int beginCommand(Borrower slot) throws Exception {
         int poisoned = poisonedGeneration();
         if (poisoned >= generation) {
             // Nothing of generation <= poisoned will be appended any more: the store holds the true state. Read it
             // before changing anything: if the read fails, the next command tries again.
-            EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
+            EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, sink, List.of());
             generation = poisoned + 1;
             unstored.clear();
             unrestored = false;
@@ -175,7 +177,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             // then this node's events not yet stored (those the store already returned, by sequence number, are
             // skipped), then those of the command this aggregate is still lent to, if any. If the read fails, this
             // command fails and the next one tries again.
-            aggregate = repository.readFromStore(identifier, this, notYetStored(this.slot == slot ? slot : null));
+            aggregate = repository.readFromStore(identifier, sink, notYetStored(this.slot == slot ? slot : null));
             evictionEpoch = requested;
             unrestored = false;
         }
@@ -193,7 +195,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @throws Exception when the store cannot be read; nothing is changed then
      */
     void restartFromStore() throws Exception {
-        EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, this, List.of());
+        EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, sink, List.of());
         int next = Math.max(generation, poisonedGeneration()) + 1;
         poison(next - 1);
         generation = next;
@@ -262,7 +264,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
                 aggregate = aggregateBeforeCommand;
             } else {
                 unrestored = true;
-                aggregate = repository.readFromStore(identifier, this, notYetStored(null));
+                aggregate = repository.readFromStore(identifier, sink, notYetStored(null));
                 unrestored = false;
             }
         } finally {
@@ -290,7 +292,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
                 unrestored = true;
                 List<DomainEventMessage<?>> replay = notYetStored(null);
                 addOwned(kept, replay);
-                aggregate = repository.readFromStore(identifier, this, replay);
+                aggregate = repository.readFromStore(identifier, sink, replay);
                 aggregateBeforeCommand = aggregate;
                 unrestored = false;
             }
@@ -349,7 +351,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         if (unreadable == null) {
             return;
         }
-        aggregate = repository.readFromStore(identifier, this, withUnreadable(notYetStored(null)));
+        aggregate = repository.readFromStore(identifier, sink, withUnreadable(notYetStored(null)));
         aggregateBeforeCommand = aggregate;
         evictionEpoch = repository.evictionEpoch();
         unreadable = null;
@@ -365,10 +367,10 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         return replay;
     }
 
-    private List<DomainEventMessage<?>> notYetStored(CommandSlot lentTo) {
+    private List<DomainEventMessage<?>> notYetStored(Borrower lentTo) {
         List<DomainEventMessage<?>> replay = new ArrayList<>(unstored);
         if (lentTo != null) {
-            addOwned(lentTo.events, replay);
+            addOwned(lentTo.events(), replay);
         }
         return replay;
     }
@@ -407,7 +409,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
 
     private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
         return repository.handleInstanceCommand(
-                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion), command);
+                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()), command);
     }
 
     void created(EventSourcedAggregate<T> created) {
@@ -417,7 +419,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         }
     }
 
-    void bind(CommandSlot slot) {
+    void bind(Borrower slot) {
         this.slot = slot;
     }
 
@@ -425,7 +427,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return true when the aggregate is lent to that command now: its own, or one run in place from its handler
      *         (its events go to that command's list), until the command succeeds or is restored
      */
-    boolean lentTo(CommandSlot slot) {
+    boolean lentTo(Borrower slot) {
         return this.slot == slot;
     }
 
@@ -501,6 +503,21 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     }
 
     /**
+     * The command an aggregate is lent to, as its holder sees it: where the events the aggregate applies go, and the
+     * version the command expects. The ring's slot ({@code CommandSlot}) is one; an interface of the holder's own, so
+     * that the holder does not depend on the slot that refers to it (no dependency loop: {@code ArchitectureTest}).
+     * Handle stage.
+     */
+    interface Borrower {
+
+        /** @return the command's events, in the order its handler produced them; applied events are added here */
+        List<EventMessage<?>> events();
+
+        /** @return the version the command expects its target aggregate to have, or null */
+        Long expectedVersion();
+    }
+
+    /**
      * The event bus each aggregate instance of this holder is given: it collects the events the aggregate applies
      * into the slot of the command being handled. Never used outside a handler.
      */
@@ -525,7 +542,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
                 throw new IllegalStateException(
                         "Aggregate [" + identifier + "] applied an event outside a command handled by ringbus");
             }
-            slot.events.add(event);
+            slot.events().add(event);
         }
 
         @Override

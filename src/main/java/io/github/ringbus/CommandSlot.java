@@ -14,6 +14,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -29,7 +30,7 @@ import java.util.function.Consumer;
  * ({@link #claimCompletion()}), because at shutdown a stage thread that user code keeps busy may still reach a slot
  * that the shutting-down thread completes.
  */
-final class CommandSlot implements StageTimes {
+final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, AggregateHolder.Borrower {
 
     private static final VarHandle COMPLETION_CLAIMED;
 
@@ -219,11 +220,24 @@ final class CommandSlot implements StageTimes {
         this.holder = holder;
     }
 
+    /** @return the command's events ({@link #events}), for its Unit of Work and its aggregates' holders */
+    @Override
+    public List<EventMessage<?>> events() {
+        return events;
+    }
+
+    /** @return the version the command expects its target aggregate to have ({@link #expectedVersion}), or null */
+    @Override
+    public Long expectedVersion() {
+        return expectedVersion;
+    }
+
     /**
      * @param store an event store
      * @return true when this slot's ring stores its events to {@code store}
      */
-    boolean storesTo(EventStore store) {
+    @Override
+    public boolean storesTo(EventStore store) {
         return eventStore == store;
     }
 

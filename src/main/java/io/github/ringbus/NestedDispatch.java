@@ -322,7 +322,7 @@ final class NestedDispatch {
                 || (root.phase() != UnitOfWork.Phase.STARTED && root.phase() != UnitOfWork.Phase.PREPARE_COMMIT)) {
             return null;
         }
-        return ((SlotUnitOfWork) root).slot();
+        return (CommandSlot) ((SlotUnitOfWork) root).slot(); // every slot's Unit of Work serves a CommandSlot
     }
 
     /** A handler that fails with what was found before it; allocated only on that failure's path. */

@@ -115,7 +115,7 @@ final class PreloadedAggregates<T> {
                     }
                 }
                 holder = new AggregateHolder<>(source, identifier);
-                holder.loaded(source.readFromStore(identifier, holder, List.of()));
+                holder.loaded(source.readFromStore(identifier, holder.sink(), List.of()));
             }
             if (holder.aggregate() == null && !creates) {
                 return null;
@@ -154,7 +154,7 @@ final class PreloadedAggregates<T> {
         try {
             read = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return source.readFromStore(identifier, holder, List.of());
+                    return source.readFromStore(identifier, holder.sink(), List.of());
                 } catch (Exception e) {
                     throw new CompletionException(e);
                 }

@@ -17,6 +17,7 @@ import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
+import org.axonframework.eventhandling.EventBus;
 import org.axonframework.messaging.Message;
 import org.axonframework.messaging.Scope;
 import org.axonframework.messaging.ScopeDescriptor;
@@ -319,15 +320,15 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      * @return the aggregate, or null when there is no event of it
      */
     @Override
-    public EventSourcedAggregate<T> readFromStore(String identifier, AggregateHolder<T> holder,
+    public EventSourcedAggregate<T> readFromStore(String identifier, EventBus sink,
                                                   List<DomainEventMessage<?>> unstored) throws Exception {
         if (readTransactions == NoTransactionManager.INSTANCE) {
-            return read(identifier, holder, unstored);
+            return read(identifier, sink, unstored);
         }
         Transaction transaction = readTransactions.startTransaction();
         EventSourcedAggregate<T> aggregate;
         try {
-            aggregate = read(identifier, holder, unstored);
+            aggregate = read(identifier, sink, unstored);
         } catch (Throwable failure) {
             try {
                 transaction.rollback();
@@ -340,7 +341,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         return aggregate;
     }
 
-    private EventSourcedAggregate<T> read(String identifier, AggregateHolder<T> holder,
+    private EventSourcedAggregate<T> read(String identifier, EventBus sink,
                                           List<DomainEventMessage<?>> unstored) throws Exception {
         // Not eventStore.readEvents on a RingEventStore: inside a ring command it adds that command's events, which
         // the holder replays itself where they count (and must not, for a command that failed).
@@ -354,7 +355,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         }
         T root = aggregateFactory.createAggregateRoot(identifier, stream.peek());
         EventSourcedAggregate<T> aggregate = EventSourcedAggregate.initialize(
-                root, model, holder.sink(), repositoryProvider, snapshotTriggerDefinition.prepareTrigger(aggregateType)
+                root, model, sink, repositoryProvider, snapshotTriggerDefinition.prepareTrigger(aggregateType)
         );
         aggregate.initializeState(stream);
         return aggregate;
@@ -715,7 +716,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             // root: a command for this aggregate sent from its own handler runs in place in a nested Unit of Work
             UnitOfWork<?> unitOfWork = CurrentUnitOfWork.get().root();
             if (unitOfWork instanceof SlotUnitOfWork) {
-                return ((SlotUnitOfWork) unitOfWork).slot();
+                return (CommandSlot) ((SlotUnitOfWork) unitOfWork).slot(); // every slot's serves a CommandSlot
             }
         }
         throw new IllegalStateException(

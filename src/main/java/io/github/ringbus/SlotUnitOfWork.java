@@ -41,7 +41,8 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     private static final Logger logger = LoggerFactory.getLogger(SlotUnitOfWork.class);
     private static final Phase[] PHASES = Phase.values();
 
-    private final CommandSlot slot;
+    /** The command of the slot this Unit of Work belongs to (the slot itself). */
+    private final Command slot;
     /** The message and the execution result; its handlers are kept in {@link #handlersByPhase} instead. */
     private final MessageProcessingContext<CommandMessage<?>> context = new MessageProcessingContext<>(null);
     /**
@@ -54,7 +55,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     private boolean preparedWithoutHandlers = true;
 
     @SuppressWarnings("unchecked")
-    SlotUnitOfWork(CommandSlot slot) {
+    SlotUnitOfWork(Command slot) {
         this.slot = slot;
         this.handlersByPhase = new ArrayDeque[PHASES.length];
         for (int i = 0; i < PHASES.length; i++) {
@@ -63,10 +64,26 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     }
 
     /**
-     * @return the slot whose command this Unit of Work processes
+     * @return the slot whose command this Unit of Work processes, as this Unit of Work knows it (the ring's
+     *         {@code CommandSlot}, which its callers cast it to)
      */
-    CommandSlot slot() {
+    Command slot() {
         return slot;
+    }
+
+    /**
+     * The slot's command as its Unit of Work sees it: the list its events are collected in, and the event store its
+     * ring stores to. The ring's slot ({@code CommandSlot}) is one; an interface of the Unit of Work's own, so that
+     * the Unit of Work does not depend on the slot that refers to it (no dependency loop: {@code ArchitectureTest}).
+     * Handle stage.
+     */
+    interface Command {
+
+        /** @return the command's events, in the order its handler produced them */
+        List<EventMessage<?>> events();
+
+        /** @return true when the slot's ring stores its events to {@code store} */
+        boolean storesTo(EventStore store);
     }
 
     /**
@@ -85,7 +102,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
         if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
             return false;
         }
-        slot.events.addAll(events);
+        slot.events().addAll(events);
         return true;
     }
 
@@ -98,9 +115,10 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     @Override
     public void discardPublished(List<? extends EventMessage<?>> events) {
         for (EventMessage<?> event : events) {
-            for (int i = slot.events.size() - 1; i >= 0; i--) {
-                if (slot.events.get(i) == event) {
-                    slot.events.remove(i);
+            List<EventMessage<?>> collected = slot.events();
+            for (int i = collected.size() - 1; i >= 0; i--) {
+                if (collected.get(i) == event) {
+                    collected.remove(i);
                     break;
                 }
             }
@@ -113,7 +131,7 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
         if (!slot.storesTo(store) || phase == Phase.NOT_STARTED || phase.isAfter(Phase.PREPARE_COMMIT)) {
             return List.of();
         }
-        return slot.events;
+        return slot.events();
     }
 
     /** Marks a Unit of Work {@link NestedDispatch} started, nested in a slot's, for a command run in place. */
