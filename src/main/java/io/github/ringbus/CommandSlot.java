@@ -113,35 +113,12 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
     Throwable handlerFailure;
     /** True when the handler's failure discards the command's events (the rollback configuration said so). */
     boolean rolledBack;
-    /** The generation of {@link #holder}'s state the events were applied to; see {@link AggregateHolder}. */
-    int generation;
     /**
-     * True once the handler ran on {@link #holder}'s state ({@link #generation} is then set): the command's outcome
-     * depends on that state whether or not it produced events (a query answers it, a rule fails on it), so the store
-     * stage treats the command as built on it even when there is nothing to store.
+     * What the command's run did to aggregates: the generation it ran on, the aggregates commands run in place from
+     * its handler borrowed, those it created beside the ring, its runs again ({@link CommandLedger}).
      */
-    boolean ranOnAggregate;
-    /**
-     * The other aggregates that commands sent and waited for from this command's handler ran on, in place, on this
-     * thread ({@link NestedDispatch}): their events are among {@link #events}, and they succeed, roll back, are
-     * stored or are given up with this command. Each stays bound to this slot until its handler is done. Written by
-     * the handle stage through {@link #borrow}; empty for nearly every command (preallocated, so nothing is allocated
-     * per command).
-     */
-    private final ArrayList<AggregateHolder<?>> borrowed = new ArrayList<>(2);
-    /** The generation of each {@link #borrowed} holder its events were applied to, at the same index. */
-    private final ArrayList<Integer> borrowedGenerations = new ArrayList<>(2);
-    /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
-    private AggregateHolder<?> inPlaceTarget;
-    /**
-     * Aggregates this command's handler created on a command bus beside the ring (an injected
-     * {@code SimpleCommandBus}), in its Unit of Work: later commands it sends on that bus find them
-     * ({@link #createdBeside(Object, String)}). Handle stage; preallocated and empty for nearly every command.
-     */
-    private final ArrayList<AggregateHolder<?>> createdBeside = new ArrayList<>(0);
+    final CommandLedger ledger = new CommandLedger();
     long handledNanos;
-    /** How many times the command was run again ({@link ReRuns}). */
-    private int reRunCount;
     /**
      * The store shard (store thread) that stores and completes this command: its aggregate's
      * ({@link #storeShardOf}). Written by the handle stage once it knows the aggregate (a creation command without
@@ -265,7 +242,7 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
      * handler's, is not.
      */
     boolean builtOnAggregateState() {
-        return failureBeforeHandler == null && (ranOnAggregate || !borrowed.isEmpty());
+        return failureBeforeHandler == null && ledger.ranOnAggregateState();
     }
 
     /**
@@ -348,40 +325,6 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
 
     // --- running the command again (ReRuns) --------------------------------------------------------------------------
 
-    /** @return how many times the command was handled again so far ({@link #prepareReRun}) */
-    int reRunCount() {
-        return reRunCount;
-    }
-
-    /** @return true when its handler ran another aggregate's command in place (it borrowed that aggregate) */
-    boolean ranCommandsInPlace() {
-        return !borrowed.isEmpty();
-    }
-
-    /** A command sent on a bus beside the ring by this command's handler created that aggregate. Handle stage. */
-    void createdBeside(AggregateHolder<?> created) {
-        createdBeside.add(created);
-    }
-
-    /**
-     * @return the aggregate of that repository and identifier that this command's handler created on a bus beside the
-     *         ring, or null
-     */
-    AggregateHolder<?> createdBeside(Object repository, String identifier) {
-        for (int i = 0; i < createdBeside.size(); i++) {
-            AggregateHolder<?> created = createdBeside.get(i);
-            if (created.repository() == repository && identifier.equals(created.identifier())) {
-                return created;
-            }
-        }
-        return null;
-    }
-
-    /** @return true while the command is handled again ({@link #prepareReRun}), until the slot is filled anew */
-    boolean isReRun() {
-        return reRunCount > 0;
-    }
-
     /**
      * Forgets what the last run of the command's handler did, so that it can be handled again: its Unit of Work is
      * rolled back (rollback handlers run, as for any discarded attempt; commit handlers never will), its events,
@@ -400,81 +343,28 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
             }
         }
         unitOfWork.forget();
-        reRunCount++;
+        ledger.forgetRun();
         events.clear();
-        createdBeside.clear();
         result = null;
         handlerFailure = null;
         rolledBack = false;
-        generation = 0;
-        ranOnAggregate = false;
         handledNanos = 0;
     }
 
-    // --- aggregates of commands run in place from this command's handler (handle stage) ----------------------------
+    // --- the ledger's outcomes that need the slot's own aggregate and events -------------------------------------
 
-    /**
-     * A command for another aggregate, sent and waited for from this command's handler, runs in place on that
-     * aggregate: until the next call, the repository hands its handler that aggregate. When it is done, the target
-     * goes back to the one before it (null at the top; the enclosing command's aggregate when it was sent from the
-     * handler of a command itself run in place).
-     */
-    void runInPlaceOn(AggregateHolder<?> target) {
-        inPlaceTarget = target;
-    }
-
-    /** @return the aggregate of the command running in place from this command's handler, or null */
-    AggregateHolder<?> inPlaceTarget() {
-        return inPlaceTarget;
-    }
-
-    /**
-     * Records that a command run in place changed {@code other}, in its state of {@code otherGeneration}: from now on
-     * it shares this command's fate.
-     */
-    void borrow(AggregateHolder<?> other, int otherGeneration) {
-        int index = borrowed.indexOf(other);
-        if (index < 0) {
-            borrowed.add(other);
-            borrowedGenerations.add(otherGeneration);
-        } else {
-            borrowedGenerations.set(index, otherGeneration);
-        }
-    }
-
-    /** @return whether a command run in place from this command's handler already changed {@code other} */
-    boolean hasBorrowed(AggregateHolder<?> other) {
-        return borrowed.contains(other);
-    }
-
-    /** Calls {@code action} with each aggregate a command run in place from this command's handler changed. */
-    void forEachBorrowed(Consumer<AggregateHolder<?>> action) {
-        for (int i = 0; i < borrowed.size(); i++) {
-            action.accept(borrowed.get(i));
-        }
-    }
-
-    /** This command succeeded: the borrowed aggregates record their events as handled and not yet stored. */
+    /** This command succeeded: the borrowed aggregates record its events as handled and not yet stored. Handle stage. */
     void borrowedSucceeded() {
-        for (int i = 0; i < borrowed.size(); i++) {
-            borrowed.get(i).commandSucceeded(events);
-        }
+        ledger.borrowedSucceeded(events);
     }
 
     /**
      * This command failed and its events are discarded: each borrowed aggregate is restored to its state before the
      * commands run in place; one that cannot be restored now is read again before its next command, and why is added
-     * to {@code failure}.
+     * to {@code failure}. Handle stage.
      */
     void borrowedRolledBack(Throwable failure) {
-        for (int i = borrowed.size() - 1; i >= 0; i--) {
-            AggregateHolder<?> other = borrowed.get(i);
-            try {
-                other.commandRolledBack(events);
-            } catch (Throwable restoreFailure) {
-                failure.addSuppressed(restoreFailure);
-            }
-        }
+        ledger.borrowedRolledBack(events, failure);
     }
 
     /**
@@ -482,35 +372,17 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
      * command's events of it failed to be stored), or null; store stage
      */
     AggregateHolder<?> builtOnGivenUpState() {
-        if (holder != null && holder.isPoisoned(generation)) {
-            return holder;
-        }
-        for (int i = 0; i < borrowed.size(); i++) {
-            if (borrowed.get(i).isPoisoned(borrowedGenerations.get(i))) {
-                return borrowed.get(i);
-            }
-        }
-        return null;
+        return ledger.builtOnGivenUpState(holder);
     }
 
     /** This command's events failed to be stored: every aggregate they belong to is given up. Store stage. */
     void poisonAggregates() {
-        if (holder != null) {
-            holder.poison(generation);
-        }
-        for (int i = 0; i < borrowed.size(); i++) {
-            borrowed.get(i).poison(borrowedGenerations.get(i));
-        }
+        ledger.poison(holder);
     }
 
     /** This command's events are committed: each aggregate records its last stored event. Store stage. */
     void aggregatesStored() {
-        if (holder != null) {
-            holder.stored(events);
-        }
-        for (int i = 0; i < borrowed.size(); i++) {
-            borrowed.get(i).stored(events);
-        }
+        ledger.stored(holder, events);
     }
 
     /** Drops every reference the slot holds, so a finished command's objects can be collected. */
@@ -530,13 +402,7 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
         result = null;
         handlerFailure = null;
         rolledBack = false;
-        generation = 0;
-        ranOnAggregate = false;
-        borrowed.clear();
-        borrowedGenerations.clear();
-        createdBeside.clear();
-        reRunCount = 0;
-        inPlaceTarget = null;
+        ledger.clear();
         storeFailure = null;
         publishFailure = null;
         dispatchedNanos = 0;

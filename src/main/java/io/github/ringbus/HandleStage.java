@@ -189,8 +189,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             Throwable unreadable = null;
             if (holder != null) {
                 try {
-                    slot.generation = holder.beginCommand(slot);
-                    slot.ranOnAggregate = true;
+                    slot.ledger.ranOn(holder.beginCommand(slot));
                 } catch (Throwable failure) {
                     slot.failBeforeHandler(failure);
                     return;
@@ -401,7 +400,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             return slot.holder;
         }
         AggregateHolder<?>[] owner = {null};
-        slot.forEachBorrowed(borrowed -> {
+        slot.ledger.forEachBorrowed(borrowed -> {
             if (owner[0] == null && borrowed.owns(event)) {
                 owner[0] = borrowed;
             }

@@ -75,7 +75,8 @@ final class IsolatingStoreRecovery implements StoreRecovery {
      */
     @Override
     public boolean mayRunAgain(CommandSlot slot) {
-        return reRunsAllowed && !slot.runsWhole && !slot.ranCommandsInPlace() && slot.reRunCount() < MOST_RE_RUNS
+        return reRunsAllowed && !slot.runsWhole && !slot.ledger.ranCommandsInPlace()
+                && slot.ledger.reRunCount() < MOST_RE_RUNS
                 && slot.unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(slot.unitOfWork);
     }
 

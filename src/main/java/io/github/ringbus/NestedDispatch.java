@@ -189,24 +189,24 @@ final class NestedDispatch {
         boolean[] settled = {false};
         // The aggregate a command run in place further out runs on (this one may be sent from its handler): it is
         // the target again once this command is done, for that handler's own later calls to the repository.
-        AggregateHolder<?> enclosing = outer.inPlaceTarget();
-        outer.runInPlaceOn(holder);
+        AggregateHolder<?> enclosing = outer.ledger.inPlaceTarget();
+        outer.ledger.runInPlaceOn(holder);
         try {
             // The aggregate's bookkeeping is done before the callback tells the waiting handler the outcome.
             // Its events and the aggregate's state are taken back by runInPlace when it fails (see takeBack).
             runInPlace(command, callback, handler, null, holder, result -> {
                 settled[0] = true;
-                outer.runInPlaceOn(enclosing);
+                outer.ledger.runInPlaceOn(enclosing);
                 if (!rolledBack(result)) {
-                    outer.borrow(holder, generation);
+                    outer.ledger.borrow(holder, generation);
                 }
             });
         } finally {
-            outer.runInPlaceOn(enclosing);
+            outer.ledger.runInPlaceOn(enclosing);
             if (!settled[0]) {
                 // A dispatch interceptor or the message monitor threw around the handler: whatever the command
                 // applied is in the outer command's list, so the aggregate shares the outer command's fate.
-                outer.borrow(holder, generation);
+                outer.ledger.borrow(holder, generation);
             }
         }
         return null;
@@ -266,7 +266,7 @@ final class NestedDispatch {
             holder.failIfUnreadable();
             return holder;
         }
-        if (slot.isReRun()) {
+        if (slot.ledger.isReRun()) {
             // Handled again on its own aggregate as stored, after commands behind it in the ring were handled: this
             // aggregate is as they left it, not as the command's first place in the ring saw it. As a command that
             // may not run twice, it fails as built on given-up state (its first run failed before it loaded this).
@@ -283,7 +283,7 @@ final class NestedDispatch {
                             + "before is still in the ring, and loading it now would change their order");
         }
         int generation = holder.beginCommand(slot);
-        slot.borrow(holder, generation);
+        slot.ledger.borrow(holder, generation);
         holder.failIfUnreadable();
         return holder;
     }
@@ -429,10 +429,10 @@ final class NestedDispatch {
         }
         List<EventMessage<?>> discarded = new ArrayList<>(added);
         added.clear();
-        if (target != null && !root.hasBorrowed(target)) {
+        if (target != null && !root.ledger.hasBorrowed(target)) {
             restore(target, discarded, root, false, failure);
         }
-        root.forEachBorrowed(holder -> restore(holder, discarded, root, true, failure));
+        root.ledger.forEachBorrowed(holder -> restore(holder, discarded, root, true, failure));
     }
 
     private static void restore(AggregateHolder<?> holder, List<EventMessage<?>> discarded, CommandSlot root,

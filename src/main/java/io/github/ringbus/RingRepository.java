@@ -422,7 +422,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
                 // A creation command of this aggregate sent on a bus beside the ring (from any handler, an aggregate's
                 // too): later commands the handler sends on that bus find the new aggregate (targetOfCurrentCommand).
                 AggregateHolder<T> created = createAlongside(slot, factoryMethod, initMethod);
-                slot.createdBeside(created);
+                slot.ledger.createdBeside(created);
                 return created.aggregate();
             }
             if (calledByALiveAggregate() || !handlesCurrentCommand()) {
@@ -598,20 +598,20 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      */
     @SuppressWarnings("unchecked")
     private AggregateHolder<T> inPlaceTargetOf(CommandSlot slot) {
-        AggregateHolder<?> inPlace = slot.inPlaceTarget();
+        AggregateHolder<?> inPlace = slot.ledger.inPlaceTarget();
         return inPlace != null && inPlace.repository() == this ? (AggregateHolder<T>) inPlace : null;
     }
 
     @SuppressWarnings("unchecked")
     private AggregateHolder<T> targetOfCurrentCommand(String aggregateIdentifier) {
         CommandSlot slot = currentSlot();
-        AggregateHolder<?> inPlace = slot.inPlaceTarget();
+        AggregateHolder<?> inPlace = slot.ledger.inPlaceTarget();
         if (inPlace != null && inPlace.repository() == this && aggregateIdentifier.equals(inPlace.identifier())) {
             // A command for another aggregate, sent and waited for from this slot's handler, runs in place on it.
             return (AggregateHolder<T>) inPlace;
         }
         if (sentBesideTheRing(slot)) {
-            AggregateHolder<?> createdBeside = slot.createdBeside(this, aggregateIdentifier);
+            AggregateHolder<?> createdBeside = slot.ledger.createdBeside(this, aggregateIdentifier);
             boolean own = slot.holder != null && slot.repository == this
                     && aggregateIdentifier.equals(slot.holder.identifier());
             if (!own && createdBeside == null) {

@@ -165,8 +165,6 @@ class ArchitectureTest {
             Map.entry("result", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("handlerFailure", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("rolledBack", Set.of("HandleStage", "WholeCommandRunner")),
-            Map.entry("generation", Set.of("HandleStage")),
-            Map.entry("ranOnAggregate", Set.of("HandleStage")),
             Map.entry("handledNanos", Set.of("HandleStage")),
             Map.entry("storeShard", Set.of("HandleStage")),
             Map.entry("storeFailure", Set.of("StoreStage", "RefusedBatch")),
@@ -214,8 +212,6 @@ class ArchitectureTest {
                 + "the handler interceptors");
         SLOT_WRITERS_CALLED_BY.put("prepareReRun <- HandleStage", "handler thread: forgets a run the store refused "
                 + "before handling it again");
-        SLOT_WRITERS_CALLED_BY.put("runInPlaceOn <- NestedDispatch", "handler thread: a nested command runs in place "
-                + "in the outer command's slot, and gives the target back to the enclosing one when it is done");
         SLOT_WRITERS_CALLED_BY.put("recordStageFailure <- StageGuard", "any stage thread, on the slot it holds: a "
                 + "failure escaped the stage (its sequence, published after, orders the write for the next stages)");
         SLOT_WRITERS_CALLED_BY.put("clear <- CompleteStage", "the completing thread (complete stage, or a store thread "
@@ -226,24 +222,47 @@ class ArchitectureTest {
 
     @Test
     void theSlotsNamedWritersAreCalledOnlyByTheClassesNamedForThem() {
-        JavaClass slot = MAIN.get(CommandSlot.class);
+        assertThat(writersCalledBy(CommandSlot.class)).as("the slot's writing methods and the classes that call them")
+                                                     .isEqualTo(SLOT_WRITERS_CALLED_BY.keySet());
+    }
+
+    /**
+     * The command's ledger ({@link CommandLedger}): who calls each method that assigns one of its fields, on which
+     * thread (its lists, changed in place by {@code borrow} from {@code NestedDispatch} and {@code createdBeside} from
+     * {@code RingRepository}, on the handler thread, are not assignments).
+     */
+    private static final Map<String, String> LEDGER_WRITERS_CALLED_BY = Map.of(
+            "ranOn <- HandleStage", "handler thread: the handler runs on its aggregate's state of a generation",
+            "runInPlaceOn <- NestedDispatch", "handler thread: a nested command runs in place in the outer command's "
+                    + "slot, and gives the target back to the enclosing one when it is done",
+            "forgetRun <- CommandSlot", "handler thread: the slot forgets a run the store refused",
+            "clear <- CommandSlot", "the completing thread, as the slot is cleared");
+
+    @Test
+    void theLedgersNamedWritersAreCalledOnlyByTheClassesNamedForThem() {
+        assertThat(writersCalledBy(CommandLedger.class)).as("the ledger's writing methods and the classes that call them")
+                                                       .isEqualTo(LEDGER_WRITERS_CALLED_BY.keySet());
+    }
+
+    /** "method <- caller" for each method of {@code type} that sets one of its fields, by each class but its own. */
+    private static Set<String> writersCalledBy(Class<?> type) {
+        JavaClass owner = MAIN.get(type);
         Set<String> calls = new TreeSet<>();
-        for (com.tngtech.archunit.core.domain.JavaMethod method : slot.getMethods()) {
+        for (com.tngtech.archunit.core.domain.JavaMethod method : owner.getMethods()) {
             if (method.getModifiers().contains(JavaModifier.PRIVATE) || method.getModifiers().contains(JavaModifier.STATIC)
                     || method.getFieldAccesses().stream().noneMatch(
                             access -> access.getAccessType() == JavaFieldAccess.AccessType.SET
-                                    && access.getTargetOwner().equals(slot))) {
+                                    && access.getTargetOwner().equals(owner))) {
                 continue;
             }
             for (com.tngtech.archunit.core.domain.JavaMethodCall call : method.getCallsOfSelf()) {
                 String caller = outermost(call.getOriginOwner()).getSimpleName();
-                if (!caller.equals("CommandSlot")) {
+                if (!caller.equals(owner.getSimpleName())) {
                     calls.add(method.getName() + " <- " + caller);
                 }
             }
         }
-        assertThat(calls).as("the slot's writing methods and the classes that call them")
-                         .isEqualTo(SLOT_WRITERS_CALLED_BY.keySet());
+        return calls;
     }
 
     /**
@@ -303,7 +322,7 @@ class ArchitectureTest {
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
-        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
+        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "CommandLedger", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
                                             "PreloadedAggregates", "OutsideRingRepository", "StoreMarks", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",

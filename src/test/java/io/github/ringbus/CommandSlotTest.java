@@ -41,8 +41,11 @@ class CommandSlotTest {
         };
         MessageMonitor.MonitorCallback monitorCallback = NoOpMessageMonitorCallback.INSTANCE;
         AggregateHolder<?> borrowed = new AggregateHolder<>(null, "another aggregate");
-        slot.borrow(borrowed, 3);
-        slot.runInPlaceOn(borrowed);
+        slot.ledger.borrow(borrowed, 3);
+        slot.ledger.runInPlaceOn(borrowed);
+        slot.ledger.ranOn(7);
+        slot.ledger.forgetRun(); // run again once
+        slot.ledger.ranOn(8);
         slot.fill(42, next, callback, monitorCallback);
 
         for (Field field : stateFields()) {
@@ -58,8 +61,10 @@ class CommandSlotTest {
         }
         assertThat(dirtied).as("fields checked").hasSizeGreaterThan(15);
         assertThat(slot.events).as("events after fill").isEmpty();
-        assertThat(slot.hasBorrowed(borrowed)).as("an aggregate borrowed by the earlier command").isFalse();
-        assertThat(slot.inPlaceTarget()).as("an aggregate of a command run in place").isNull();
+        assertThat(slot.ledger.hasBorrowed(borrowed)).as("an aggregate borrowed by the earlier command").isFalse();
+        assertThat(slot.ledger.inPlaceTarget()).as("an aggregate of a command run in place").isNull();
+        assertThat(slot.ledger.ranOnAggregateState()).as("the earlier command's run on its aggregate").isFalse();
+        assertThat(slot.ledger.isReRun()).as("the earlier command's runs again").isFalse();
         assertThat(slot.unitOfWork.phase()).as("Unit of Work after fill").isEqualTo(UnitOfWork.Phase.NOT_STARTED);
         assertThat(slot.claimCompletion()).as("completion of the new command can be claimed").isTrue();
     }
