@@ -309,8 +309,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
             unitOfWork.prepareCommit();
             prepareEventsForStore(slot);
             // The handler thread is done with the command: Axon's Unit of Work timeout covers what it ran, and must
-            // not fire on it while the command waits for its batch's store.
-            AxonInternals.endTimeLimit(unitOfWork);
+            // not fire on it while the command waits for its batch's store. Only a handler interceptor starts one.
+            if (!interceptors.isEmpty()) {
+                AxonInternals.endTimeLimit(unitOfWork);
+            }
         } catch (Throwable failure) {
             // A prepare-commit handler vetoed the command, or an event dispatch interceptor or the serializer
             // failed on its events: it fails like a handler that threw, before anything reaches the store.
