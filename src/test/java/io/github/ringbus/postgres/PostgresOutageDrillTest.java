@@ -6,8 +6,6 @@ import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.GenericCommandResultMessage;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -41,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>
  * {@code -Dringbus.drill.outageSeconds=30} and {@code -Dringbus.drill.slowSeconds=20} for the long drills.
  */
-class PostgresOutageDrillTest {
+class PostgresOutageDrillTest extends OnPostgres {
 
     private static final int DISPATCHERS = 64;
     /** How long the server is away: 5 s in {@code verify}; {@code -Dringbus.drill.outageSeconds=30} for the long drill. */
@@ -55,17 +53,6 @@ class PostgresOutageDrillTest {
     /** The most a caller may wait: the pool's connection timeout (1 s) for each try of the store, with margin. */
     private static final long ANSWERED_WITHIN_SECONDS = 30 + Math.max(OUTAGE_SECONDS, SLOW_SECONDS);
 
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
 
     /**
      * One deposit sent: its amount (unique per account), when, and how it ended: null when acknowledged, else the
@@ -147,9 +134,11 @@ class PostgresOutageDrillTest {
             assertThat(drill.firstAcknowledgedAfterFault).as("a deposit acknowledged after the server came back")
                                                          .isLessThan(Long.MAX_VALUE);
             // Callers do not wait the outage out: a read of a given-up aggregate fails at once while the store is
-            // away (FailFastReads), not after every read queued before it on its handler thread.
+            // away (FailFastReads), not after every read queued before it on its handler thread. Bound: the pool's
+            // connection timeout (1 s) for the read that finds the store away and for the store's own attempt, and
+            // one more for a loaded machine (with FailFastReads 1.0-1.2 s in every run so far; without it 4.4-10.4 s).
             assertThat(drill.longestWait).as("the longest wait for an answer, in ns")
-                                         .isLessThan(TimeUnit.SECONDS.toNanos(OUTAGE_SECONDS));
+                                         .isLessThan(TimeUnit.SECONDS.toNanos(3));
             assertThat(ring.sendAndWait(new Deposit("out-0", Long.MAX_VALUE)).isExceptional())
                     .as("a deposit once the load has ended").isFalse();
         }

@@ -5,8 +5,6 @@ import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.eventhandling.DomainEventMessage;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -38,25 +36,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * stored once, no failed one is stored, and each acknowledged deposit returned the balance of its account as stored
  * up to and including it (no command was stored as handled on a stale copy). The figures are printed (docs/distributed.md).
  */
-class ReplicasOnOneDatabaseTest {
+class ReplicasOnOneDatabaseTest extends OnPostgres {
 
     private static final int ACCOUNTS = 20;
     private static final int COMMANDS = 2000;
     private static final int CALLERS = 16;
 
-    private static PostgresServer server;
-
-    @BeforeAll
-    static void startPostgres() {
-        server = PostgresServer.startForTests();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @Test
     void twoRingbusReplicasOnOneDatabaseFailNoMoreCommandsThanSimpleCommandBusAndStoreExactlyWhatTheyAcknowledged()
