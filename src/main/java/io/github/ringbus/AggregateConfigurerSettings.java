@@ -7,6 +7,7 @@ import org.axonframework.common.lock.LockFactory;
 import org.axonframework.common.lock.NullLockFactory;
 import org.axonframework.common.lock.PessimisticLockFactory;
 import org.axonframework.config.AggregateConfigurer;
+import org.axonframework.modelling.command.inspection.AggregateModel;
 import org.axonframework.config.Component;
 import org.axonframework.eventsourcing.NoSnapshotTriggerDefinition;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
@@ -62,6 +63,18 @@ final class AggregateConfigurerSettings {
     static CommandTargetResolver commandTargetResolver(AggregateConfigurer<?> aggregate) {
         Object resolver = value(aggregate, AggregateSetting.COMMAND_TARGET_RESOLVER);
         return resolver instanceof CommandTargetResolver targetResolver ? targetResolver : null;
+    }
+
+    /**
+     * @param aggregate an aggregate's configurer, after the configuration was initialized
+     * @return the model Axon built for the aggregate ({@code AggregateConfigurer}'s own, with the polymorphic subtypes
+     * given to {@code withSubtypes}, the one Axon's command handler of the aggregate uses), or null when it cannot be
+     * read
+     */
+    @SuppressWarnings("unchecked")
+    static <A> AggregateModel<A> model(AggregateConfigurer<A> aggregate) {
+        Object model = value(aggregate, AggregateSetting.META_MODEL);
+        return model instanceof AggregateModel<?> aggregateModel ? (AggregateModel<A>) aggregateModel : null;
     }
 
     /**

@@ -68,8 +68,12 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         /** @return how many times the bus was asked to read its aggregates from the store again; any thread */
         long evictionEpoch();
 
-        /** @return the aggregate's type name as Axon puts it in its domain events */
-        String aggregateTypeName();
+        /**
+         * @param type an aggregate type name as Axon puts it in a domain event ({@code DomainEventMessage.getType()})
+         * @return true when it names this aggregate type or, for a polymorphic aggregate, one of its subtypes (Axon
+         * writes the declared type of the instance's own class, "Car" under the root "Vehicle")
+         */
+        boolean hasTypeName(String type);
 
         /** The checks Axon's repositories make when a command loads an aggregate; handle-stage thread. */
         EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
@@ -305,7 +309,8 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     }
 
     /**
-     * Whether the event is one of this aggregate's: a domain event with this aggregate's identifier and type. A
+     * Whether the event is one of this aggregate's: a domain event with this aggregate's identifier and the type name of
+     * its type or, when polymorphic, of one of its subtypes (the one it is an instance of). A
      * command's events may also hold events the handler published on the event bus, and (later) events of other
      * aggregates it created; each holder's bookkeeping considers only its own.
      *
@@ -316,7 +321,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         return event instanceof DomainEventMessage<?> domainEvent
                 && domainEvent.getAggregateIdentifier() != null
                 && domainEvent.getAggregateIdentifier().equals(identifier)
-                && repository.aggregateTypeName().equals(domainEvent.getType());
+                && repository.hasTypeName(domainEvent.getType());
     }
 
     /**

@@ -71,7 +71,9 @@ final class AxonInternals {
         LOCK_FACTORY("lockFactory", "a lock factory configured for a ring aggregate is not detected (ringbus uses "
                 + "none)"),
         REPOSITORY("repository", "a repository configured for an aggregate is not detected: it is replaced by a ring "
-                + "repository");
+                + "repository"),
+        META_MODEL("metaModel", "a ring repository builds its aggregate's model without the polymorphic subtypes "
+                + "(withSubtypes): their commands fail with no handler where the model factory is shared (Spring)");
 
         private final String field;
         private final String consequence;

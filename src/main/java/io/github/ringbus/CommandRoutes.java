@@ -164,7 +164,7 @@ final class CommandRoutes {
         }
         String type = repositories.get(0).storedTypeOf(identifier);
         for (int i = 0; type != null && i < repositories.size(); i++) {
-            if (repositories.get(i).aggregateTypeName().equals(type)) {
+            if (repositories.get(i).hasTypeName(type)) {
                 return repositories.get(i);
             }
         }

@@ -110,8 +110,14 @@ final class RingAggregates {
     }
 
     /**
-     * Creates the repository of an aggregate type of an Axon configuration: its model is built through the
-     * configured {@link AggregateMetaModelFactory}, parameter resolvers and handler definitions.
+     * Creates the repository of an aggregate type of an Axon configuration, on the model Axon built for it (with its
+     * polymorphic subtypes) or, when that cannot be read, one built through the configured
+     * {@link AggregateMetaModelFactory}, parameter resolvers and handler definitions.
+     *
+     * @param axonsModel      the model of the aggregate's {@code AggregateConfigurer}, which Axon's command handler of
+     *                        the aggregate uses too; null to build one (without subtypes). A model factory shared by
+     *                        the configuration (Spring's) caches the first model it builds per root type: building a
+     *                        root-only one here would take the subtypes' handlers from Axon's handler too
      *
      * @param snapshotTrigger the aggregate's own snapshot trigger definition ({@code configureSnapshotTrigger},
      *                        {@code @Aggregate(snapshotTriggerDefinition = ...)}), or {@link NoSnapshotTriggerDefinition}
@@ -121,11 +127,12 @@ final class RingAggregates {
      *                        bus's)
      */
     <A> RingRepository<A> createRepository(Class<A> aggregateType,
+                                           AggregateModel<A> axonsModel,
                                            AggregateFactory<A> aggregateFactory,
                                            Configuration configuration,
                                            SnapshotTriggerDefinition snapshotTrigger,
                                            CommandTargetResolver targetResolver) {
-        AggregateModel<A> model = configuration.getComponent(
+        AggregateModel<A> model = axonsModel != null ? axonsModel : configuration.getComponent(
                 AggregateMetaModelFactory.class,
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),
                                                              configuration.handlerDefinition(aggregateType))

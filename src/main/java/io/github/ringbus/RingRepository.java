@@ -92,6 +92,8 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     /** The transactions each read of an aggregate runs in (the bus's {@code readTransactionManager}). */
     private final TransactionManager readTransactions;
     private final Map<String, Boolean> createsAggregateByCommandName;
+    /** The type names of the root and of every polymorphic subtype, as Axon writes them in domain events. */
+    private final Set<String> typeNames;
     /** Creation commands whose preload reads nothing: the storage engine refuses a second creation by itself. */
     private final Set<String> createdWithoutRead;
     private final CommandTargetResolver targetResolver;
@@ -168,6 +170,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         this.evictions = evictions;
         this.readTransactions = Objects.requireNonNull(readTransactions, "readTransactions");
         this.createsAggregateByCommandName = AggregateCommandNames.of(model);
+        this.typeNames = typeNamesOf(model);
         this.createdWithoutRead = skipsReadForCreation(AxonInternals.storageEngineOf(eventStore))
                 ? AggregateCommandNames.alwaysCreating(model) : Set.of();
         this.targetResolver = Objects.requireNonNull(targetResolver, "targetResolver");
@@ -278,11 +281,24 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     }
 
     /**
-     * @return the aggregate's type name as Axon puts it in its domain events ({@code DomainEventMessage.getType()})
+     * @return true when the type name is the one Axon puts in the domain events of this type's aggregates: that of the
+     * root or, for a polymorphic aggregate, of any of its subtypes (Axon writes the declared type of the instance's
+     * own class)
      */
     @Override
-    public String aggregateTypeName() {
-        return model.type();
+    public boolean hasTypeName(String type) {
+        return typeNames.contains(type);
+    }
+
+    /**
+     * The type names Axon writes in the domain events of a model's aggregates: for each class of the model (the root
+     * and its polymorphic subtypes), its declared type, or its simple name ({@code AnnotatedAggregate.createMessage}).
+     */
+    static Set<String> typeNamesOf(AggregateModel<?> model) {
+        Set<String> names = new java.util.HashSet<>();
+        names.add(model.type());
+        model.types().forEach(t -> names.add(model.declaredType(t).orElse(t.getSimpleName())));
+        return Set.copyOf(names);
     }
 
     /**

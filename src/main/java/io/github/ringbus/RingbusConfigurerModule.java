@@ -93,7 +93,8 @@ public final class RingbusConfigurerModule implements ConfigurerModule {
         }
         aggregate.configureRepository(c -> {
             AggregateConfigurerSettings.requireRingCompatible(aggregate);
-            return ring.get().aggregates().createRepository(type, aggregate.aggregateFactory(), c,
+            return ring.get().aggregates().createRepository(type, AggregateConfigurerSettings.model(aggregate),
+                                                            aggregate.aggregateFactory(), c,
                                                             AggregateConfigurerSettings.snapshotTrigger(aggregate),
                                                             AggregateConfigurerSettings.commandTargetResolver(aggregate));
         });
