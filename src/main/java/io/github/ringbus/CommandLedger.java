@@ -10,7 +10,7 @@ import java.util.function.Consumer;
  * A command's ledger of the aggregates its run touched, one value its slot holds ({@link CommandSlot#ledger}): the
  * generation of its own aggregate's state it ran on, the other aggregates that commands run in place from its handler
  * changed (borrowed, each with its generation), the aggregate such a command is running on now, the aggregates it
- * created on a bus beside the ring, and how many times it was run again. From these follow its fate at the store:
+ * created beside its own, and how many times it was run again. From these follow its fate at the store:
  * whether it was built on a state the store gave up ({@link #builtOnGivenUpState}), which generations its refusal
  * gives up ({@link #poison}), what its storing records ({@link #stored}).
  * <p>
@@ -39,11 +39,13 @@ final class CommandLedger {
     /** The aggregate a command running in place for another aggregate loads, while it runs; otherwise null. */
     private AggregateHolder<?> inPlaceTarget;
     /**
-     * Aggregates this command's handler created on a command bus beside the ring (an injected
-     * {@code SimpleCommandBus}), in its Unit of Work: later commands it sends on that bus find them
-     * ({@link #createdBeside(Object, String)}). Preallocated and empty for nearly every command.
+     * Aggregates this command's run created beside its own target: by {@code createNew}, by an external handler's
+     * {@code newInstance}, or by a command sent on a command bus beside the ring (an injected
+     * {@code SimpleCommandBus}). Not in any cache until stored; as in Axon's Unit of Work, the same command's later
+     * loads of them, and the commands it sends to them, find them here ({@link #createdAlongside(Object, String)}).
+     * Preallocated and empty for nearly every command.
      */
-    private final ArrayList<AggregateHolder<?>> createdBeside = new ArrayList<>(0);
+    private final ArrayList<AggregateHolder<?>> createdAlongside = new ArrayList<>(0);
     /** How many times the command was run again ({@link ReRuns}). */
     private int reRunCount;
 
@@ -170,18 +172,23 @@ final class CommandLedger {
 
     // --- aggregates created beside the ring, and runs again ----------------------------------------------------------
 
-    /** A command sent on a bus beside the ring by this command's handler created that aggregate. */
-    void createdBeside(AggregateHolder<?> created) {
-        createdBeside.add(created);
+    /** This command's run created that aggregate beside its own target (see {@link #createdAlongside}). */
+    void createdAlongside(AggregateHolder<?> created) {
+        createdAlongside.add(created);
+    }
+
+    /** @return true when this command's run created that aggregate beside its own target */
+    boolean isCreatedAlongside(AggregateHolder<?> holder) {
+        return createdAlongside.contains(holder);
     }
 
     /**
-     * @return the aggregate of that repository and identifier that this command's handler created on a bus beside the
-     *         ring, or null
+     * @return the aggregate of that repository and identifier that this command's run created beside its own target,
+     *         or null
      */
-    AggregateHolder<?> createdBeside(Object repository, String identifier) {
-        for (int i = 0; i < createdBeside.size(); i++) {
-            AggregateHolder<?> created = createdBeside.get(i);
+    AggregateHolder<?> createdAlongside(Object repository, String identifier) {
+        for (int i = 0; i < createdAlongside.size(); i++) {
+            AggregateHolder<?> created = createdAlongside.get(i);
             if (created.repository() == repository && identifier.equals(created.identifier())) {
                 return created;
             }
@@ -202,7 +209,7 @@ final class CommandLedger {
     /** The last run is discarded and the command handled again: what that run touched is forgotten, and counted. */
     void forgetRun() {
         reRunCount++;
-        createdBeside.clear();
+        createdAlongside.clear();
         generation = 0;
         ranOnAggregate = false;
     }
@@ -214,7 +221,7 @@ final class CommandLedger {
         borrowed.clear();
         borrowedGenerations.clear();
         inPlaceTarget = null;
-        createdBeside.clear();
+        createdAlongside.clear();
         reRunCount = 0;
     }
 }

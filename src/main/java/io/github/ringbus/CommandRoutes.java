@@ -69,21 +69,6 @@ final class CommandRoutes {
     private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
     /** The ring repositories registered here, in order; written when repositories register. */
     private final List<RingRepository<?>> repositories = new CopyOnWriteArrayList<>();
-    /**
-     * For a plain handler's command (one no aggregate handles: an external command handler, in Axon's words), the
-     * ring repository its handler last loaded an aggregate from. Written by handler threads when such a handler loads
-     * one ({@link #learnLoad}), read by the preload stage ({@link #repositoryNamedBy}); a race between them only
-     * decides whether one command finds its aggregate preloaded or lent in place.
-     */
-    private final Map<String, RingRepository<?>> loadedByPlainHandlers = new ConcurrentHashMap<>();
-    /**
-     * How many times the store was read, for a plain handler's command of each name, and had no aggregate for the
-     * identifier it names: after {@value #MOST_READS_FOR_NOTHING} the store is not read for that name any more (a
-     * command that names an identifier for routing only would cost a read each). Preload-stage thread only.
-     */
-    private final Map<String, Integer> readsForNothing = new HashMap<>();
-    /** See {@link #readsForNothing}. */
-    static final int MOST_READS_FOR_NOTHING = 16;
 
     /**
      * Subscribes a handler; a second subscription for the same command name replaces the first, as in Axon's
@@ -130,36 +115,28 @@ final class CommandRoutes {
     }
 
     /**
-     * A plain handler's command on this thread loaded an aggregate through a ring repository: later commands of the
-     * same name that name an aggregate ({@link NamedTargets#of}) are routed to it and find it preloaded. Any thread.
-     */
-    void learnLoad(String commandName, RingRepository<?> repository) {
-        if (aggregateRoutes.get(commandName) == null && loadedByPlainHandlers.get(commandName) != repository) {
-            loadedByPlainHandlers.put(commandName, repository);
-        }
-    }
-
-    /**
-     * The ring repository whose aggregate a plain handler's command names: the one its handler loaded from before;
-     * else one that has the aggregate in memory; else, when {@code readStore}, the one whose type the event store has
-     * for the identifier (at most {@value #MOST_READS_FOR_NOTHING} reads that find nothing per command name).
+     * The ring repository whose aggregate a plain handler's command names: the only one, when one aggregate type runs
+     * on the ring; else one that has the aggregate in memory; else, when {@code readStore}, the one whose type (or
+     * polymorphic subtype) the event store has for the identifier. Never one learned from an earlier command of the
+     * same name: one command class may load aggregates of several types, chosen by its content, and a guess would
+     * read one type's events into another (Axon's {@code IncompatibleAggregateException}). The store's type costs a
+     * read of the identifier's first events for each such command whose aggregate is not in memory, and each that
+     * names an identifier of no aggregate (a read that finds nothing): the price of never preloading the wrong type.
      * Preload-stage thread only (it looks in the caches).
      *
      * @return the repository, or null when none is known to hold that aggregate
      * @throws Exception when the event store cannot be read
      */
-    RingRepository<?> repositoryNamedBy(String commandName, String identifier, boolean readStore) throws Exception {
-        RingRepository<?> learned = loadedByPlainHandlers.get(commandName);
-        if (learned != null) {
-            return learned;
+    RingRepository<?> repositoryNamedBy(String identifier, boolean readStore) throws Exception {
+        if (repositories.size() == 1) {
+            return repositories.get(0);
         }
         for (int i = 0; i < repositories.size(); i++) {
             if (repositories.get(i).preloaded().inMemory(identifier)) {
                 return repositories.get(i);
             }
         }
-        if (!readStore || repositories.isEmpty()
-                || readsForNothing.getOrDefault(commandName, 0) >= MOST_READS_FOR_NOTHING) {
+        if (!readStore || repositories.isEmpty()) {
             return null;
         }
         String type = repositories.get(0).storedTypeOf(identifier);
@@ -168,7 +145,6 @@ final class CommandRoutes {
                 return repositories.get(i);
             }
         }
-        readsForNothing.merge(commandName, 1, Integer::sum);
         return null;
     }
 

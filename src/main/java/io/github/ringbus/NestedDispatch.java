@@ -144,10 +144,13 @@ final class NestedDispatch {
             return "it was not sent from the handler of a command whose events ringbus stores (but from a "
                     + "subscribing event handler, a callback, or a state-stored aggregate's handler)";
         }
+        RingRepository<?> repository = route.repository();
+        if (runOnCreatedAlongside(command, callback, handler, outer, repository)) {
+            return null;
+        }
         if (!handlerThreadOwnsEveryAggregate) {
             return "with several handler threads (or the FULL topology) another thread owns that aggregate";
         }
-        RingRepository<?> repository = route.repository();
         String target;
         try {
             target = repository.targetResolver().resolveTarget(command).getIdentifier();
@@ -213,6 +216,38 @@ final class NestedDispatch {
     }
 
     /**
+     * Runs the command in place when its target is an aggregate the outer command created beside its own target
+     * (an external handler's {@code newInstance}, a {@code createNew}) and has not stored yet: this thread holds the
+     * only instance, whatever the topology, no command in the ring can be for it before this one, and it is in no
+     * cache. Its events join the outer command's after the creation's, as on {@code SimpleCommandBus}, where the
+     * nested command loads the aggregate from the Unit of Work.
+     *
+     * @return true when the command ran here (its callback was called)
+     */
+    private boolean runOnCreatedAlongside(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                                          MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
+                                          RingRepository<?> repository) {
+        String target;
+        try {
+            target = repository.targetResolver().resolveTarget(command).getIdentifier();
+        } catch (RuntimeException unresolvable) {
+            return false;
+        }
+        AggregateHolder<?> created = outer.ledger.createdAlongside(repository, target);
+        if (created == null) {
+            return false;
+        }
+        AggregateHolder<?> enclosing = outer.ledger.inPlaceTarget();
+        outer.ledger.runInPlaceOn(created);
+        try {
+            runInPlace(command, callback, handler, null, created, result -> outer.ledger.runInPlaceOn(enclosing));
+        } finally {
+            outer.ledger.runInPlaceOn(enclosing);
+        }
+        return true;
+    }
+
+    /**
      * A handler on this thread asked a ring repository for an aggregate that is neither its command's target nor that
      * of a command run in place around it: an external command handler (a component handed the aggregate's
      * repository) loading an aggregate its command does not name, or an aggregate's handler loading another one, as
@@ -222,8 +257,8 @@ final class NestedDispatch {
      * if they fail to be stored ({@link CommandSlot#borrow}). A second load of it in the same command gets the same
      * instance, as in Axon's Unit of Work. Elsewhere another thread owns it, and the load fails, saying how to route
      * the command (the preload stage routes a command that names its aggregate with
-     * {@code @TargetAggregateIdentifier}: {@code PreloadStage}); the command's name is remembered either way, so that
-     * its later commands are routed to the aggregate type it loaded ({@link CommandRoutes#learnLoad}).
+     * {@code @TargetAggregateIdentifier}: {@code PreloadStage}, which finds its type by {@link
+     * CommandRoutes#repositoryNamedBy}).
      *
      * @return the aggregate's holder, lent to the slot's command
      * @throws AggregateNotFoundException when there is no such aggregate
@@ -238,14 +273,11 @@ final class NestedDispatch {
         UnitOfWork<?> current = CurrentUnitOfWork.get();
         String commandName = ((CommandMessage<?>) current.getMessage()).getCommandName();
         boolean topLevel = current == current.root();
-        if (topLevel) {
-            routes.learnLoad(commandName, repository);
-        }
         String aggregate = "aggregate [" + identifier + "] of [" + repository.aggregateType().getSimpleName() + "]";
         if (!handlerThreadOwnsEveryAggregate) {
-            if (slot.repository == null && identifier.equals(NamedTargets.of(slot.command))) {
+            if (slot.holder == null && identifier.equals(NamedTargets.of(slot.command))) {
                 // The preload stage looked for the aggregate the command names, in every cache and in the store,
-                // in ring order: there is none.
+                // in ring order: there is none (of any type).
                 throw new AggregateNotFoundException(identifier, "The aggregate was not found in the event store");
             }
             throw new IllegalStateException(
@@ -430,7 +462,8 @@ final class NestedDispatch {
         List<EventMessage<?>> discarded = new ArrayList<>(added);
         added.clear();
         if (target != null && !root.ledger.hasBorrowed(target)) {
-            restore(target, discarded, root, false, failure);
+            // An aggregate the root command created stays bound to it: its creation is among the events kept.
+            restore(target, discarded, root, root.ledger.isCreatedAlongside(target), failure);
         }
         root.ledger.forEachBorrowed(holder -> restore(holder, discarded, root, true, failure));
     }

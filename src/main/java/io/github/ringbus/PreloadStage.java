@@ -213,7 +213,7 @@ final class PreloadStage implements EventHandler<CommandSlot> {
             return;
         }
         slot.segment = segmentOf(identifier);
-        RingRepository<?> repository = routes.repositoryNamedBy(commandName, identifier, readsNamedAggregateTypes);
+        RingRepository<?> repository = routes.repositoryNamedBy(identifier, readsNamedAggregateTypes);
         if (repository != null) {
             // Null when there is no such aggregate: the handler's load then fails as not found.
             slot.holder = repository.preloaded().preload(identifier, false, false, sequence, lookAhead);

@@ -437,13 +437,13 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             if (sentBesideTheRing(slot) && handlesCurrentCommand()) {
                 // A creation command of this aggregate sent on a bus beside the ring (from any handler, an aggregate's
                 // too): later commands the handler sends on that bus find the new aggregate (targetOfCurrentCommand).
-                AggregateHolder<T> created = createAlongside(slot, factoryMethod, initMethod);
-                slot.ledger.createdBeside(created);
-                return created.aggregate();
+                return createAlongside(slot, factoryMethod, initMethod).aggregate();
             }
             if (calledByALiveAggregate() || !handlesCurrentCommand()) {
                 // createNew from a live aggregate, or a handler that is not this aggregate's (an external command
-                // handler) asking for a new one: created beside the command's own aggregate, if any.
+                // handler) asking for a new one: created beside the command's own aggregate, if any. The command's
+                // later loads of it, and the commands it sends to it and waits for, find it (targetOfCurrentCommand,
+                // NestedDispatch), as in Axon's Unit of Work.
                 return createAlongside(slot, factoryMethod, initMethod).aggregate();
             }
             holder = ownHolder(slot);
@@ -482,6 +482,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         AggregateHolder<T> holder = new AggregateHolder<>(this, null);
         holder.bind(slot);
         holder.created(initializeNew(holder, factoryMethod, initMethod));
+        if (holder.identifier() != null) {
+            slot.ledger.createdAlongside(holder);
+        }
         return holder;
     }
 
@@ -627,7 +630,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             return (AggregateHolder<T>) inPlace;
         }
         if (sentBesideTheRing(slot)) {
-            AggregateHolder<?> createdBeside = slot.ledger.createdBeside(this, aggregateIdentifier);
+            AggregateHolder<?> createdBeside = slot.ledger.createdAlongside(this, aggregateIdentifier);
             boolean own = slot.holder != null && slot.repository == this
                     && aggregateIdentifier.equals(slot.holder.identifier());
             if (!own && createdBeside == null) {
@@ -658,6 +661,10 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         }
         if (slot.repository == this && slot.holder != null && aggregateIdentifier.equals(slot.holder.identifier())) {
             return (AggregateHolder<T>) slot.holder; // the command's target, preloaded
+        }
+        AggregateHolder<?> created = slot.ledger.createdAlongside(this, aggregateIdentifier);
+        if (created != null) {
+            return (AggregateHolder<T>) created; // created by this command beside its own target: not stored yet
         }
         if (slot.repository == this && slot.holder == null && !handlesCurrentCommand()
                 && aggregateIdentifier.equals(NamedTargets.of(slot.command))) {

@@ -228,7 +228,7 @@ class ArchitectureTest {
 
     /**
      * The command's ledger ({@link CommandLedger}): who calls each method that assigns one of its fields, on which
-     * thread (its lists, changed in place by {@code borrow} from {@code NestedDispatch} and {@code createdBeside} from
+     * thread (its lists, changed in place by {@code borrow} from {@code NestedDispatch} and {@code createdAlongside} from
      * {@code RingRepository}, on the handler thread, are not assignments).
      */
     private static final Map<String, String> LEDGER_WRITERS_CALLED_BY = Map.of(

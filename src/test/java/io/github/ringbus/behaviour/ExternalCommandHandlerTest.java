@@ -132,12 +132,12 @@ class ExternalCommandHandlerTest {
     }
 
     /**
-     * A command that names an identifier for routing only (its handler loads nothing) costs the store a read to find
-     * the aggregate type it names while it is not known, on FULL: at most 16 reads that find nothing per command name,
-     * then none.
+     * A command that names an identifier for routing only (its handler loads nothing) costs the store one read per
+     * command on FULL with several aggregate types, to find the type it names: never skipped, since the next command
+     * of the name may load an aggregate that exists ({@code model.ExternalHandlerScenarioTest}).
      */
     @org.junit.jupiter.api.Test
-    void aPlainCommandThatNamesAnIdentifierItNeverLoadsStopsCostingReadsOfTheStore() {
+    void aPlainCommandThatNamesAnIdentifierItNeverLoadsCostsOneReadOfTheStoreEach() {
         ringEngine = new FaultyStorageEngine();
         ring = RingCommandBus.builder().eventStore(RingEventStore.builder().storageEngine(ringEngine).build())
                              .topology(Topology.FULL).handlerThreads(2).build();
@@ -150,7 +150,7 @@ class ExternalCommandHandlerTest {
             assertThat(send(ring, new Note("note-" + i))).isEqualTo("noted note-" + i);
         }
 
-        assertThat(ringEngine.readingThreads()).hasSize(16);
+        assertThat(ringEngine.readingThreads()).hasSize(100);
     }
 
     record Note(@TargetAggregateIdentifier String id) {

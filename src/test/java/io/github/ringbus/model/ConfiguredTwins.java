@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
@@ -35,12 +36,20 @@ final class ConfiguredTwins implements AutoCloseable {
 
     /** @param application configures the application (aggregates, handlers, interceptors); called once per twin */
     ConfiguredTwins(Consumer<Configurer> application) {
+        this(application, ring -> ring);
+    }
+
+    /**
+     * @param application configures the application (aggregates, handlers, interceptors); called once per twin
+     * @param ringSettings settings of the ring's builder (topology, threads), beyond its event store
+     */
+    ConfiguredTwins(Consumer<Configurer> application, UnaryOperator<RingCommandBus.Builder> ringSettings) {
         Configurer axonConfigurer = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> EmbeddedEventStore.builder().storageEngine(axonEngine).build());
         application.accept(axonConfigurer);
         Configurer ringConfigurer = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(ringEngine).build())
-                .configureCommandBus(c -> RingCommandBus.builder().eventStore(c.eventStore()).build());
+                .configureCommandBus(c -> ringSettings.apply(RingCommandBus.builder().eventStore(c.eventStore())).build());
         application.accept(ringConfigurer);
         this.axon = axonConfigurer.start();
         this.ring = ringConfigurer.start();
@@ -78,6 +87,13 @@ final class ConfiguredTwins implements AutoCloseable {
         return engine.readEvents(aggregateIdentifier).asStream()
                      .map(e -> new Stored(e.getType(), e.getSequenceNumber(), e.getPayload()))
                      .collect(Collectors.toList());
+    }
+
+    /** The ring's settings for a topology: {@code FULL} with two handler threads, or {@code COMPACT}. */
+    static UnaryOperator<RingCommandBus.Builder> on(io.github.ringbus.Topology topology) {
+        return topology == io.github.ringbus.Topology.FULL
+                ? ring -> ring.topology(topology).handlerThreads(2)
+                : ring -> ring.topology(topology).handlerThreads(1).storeThreads(1);
     }
 
     @Override
