@@ -75,9 +75,18 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
          */
         boolean hasTypeName(String type);
 
-        /** The checks Axon's repositories make when a command loads an aggregate; handle-stage thread. */
-        EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+        /**
+         * The checks Axon's repositories make when a command loads an aggregate, on the holder's aggregate;
+         * handle-stage thread.
+         */
+        EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, AggregateHolder<T> holder,
                                                    Long expectedVersion);
+
+        /**
+         * @return the aggregate's events in the store from {@code firstSequenceNumber} on, snapshots not used; any
+         * thread
+         */
+        List<DomainEventMessage<?>> storedEventsFrom(String identifier, long firstSequenceNumber) throws Exception;
 
         /** Runs a command on an aggregate that exists; handle-stage thread. */
         Object handleInstanceCommand(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception;
@@ -402,6 +411,31 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     }
 
     /**
+     * The events a command that expected an older version did not see ({@link RingConflictResolver}): the store's
+     * after {@code expectedVersion}, then those handled and not yet stored, up to {@code actualVersion}. Handle-stage
+     * thread, during that command.
+     *
+     * @throws Exception when the store cannot be read
+     */
+    List<DomainEventMessage<?>> eventsAfter(long expectedVersion, long actualVersion) throws Exception {
+        List<DomainEventMessage<?>> events = new ArrayList<>();
+        long last = expectedVersion;
+        for (DomainEventMessage<?> event : repository.storedEventsFrom(identifier, expectedVersion + 1)) {
+            if (event.getSequenceNumber() > last && event.getSequenceNumber() <= actualVersion) {
+                events.add(event);
+                last = event.getSequenceNumber();
+            }
+        }
+        for (DomainEventMessage<?> event : unstored) {
+            if (event.getSequenceNumber() > last && event.getSequenceNumber() <= actualVersion) {
+                events.add(event);
+                last = event.getSequenceNumber();
+            }
+        }
+        return events;
+    }
+
+    /**
      * The handler of an instance command for this aggregate: what Axon's aggregate command handler does after
      * resolving the target and loading it (the same checks as {@link RingRepository#load(String, Long)}), without
      * resolving and looking it up a second time.
@@ -414,7 +448,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
 
     private Object handleInstanceCommand(CommandMessage<?> command) throws Exception {
         return repository.handleInstanceCommand(
-                repository.checkedForCommand(identifier, aggregate, slot.expectedVersion()), command);
+                repository.checkedForCommand(identifier, this, slot.expectedVersion()), command);
     }
 
     void created(EventSourcedAggregate<T> created) {

@@ -11,6 +11,7 @@ import org.axonframework.eventsourcing.AggregateDeletedException;
 import org.axonframework.eventsourcing.AggregateFactory;
 import org.axonframework.eventsourcing.EventSourcedAggregate;
 import org.axonframework.eventsourcing.SnapshotTriggerDefinition;
+import org.axonframework.eventsourcing.conflictresolution.ConflictResolution;
 import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
@@ -389,8 +390,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         if (OutsideRingRepository.serves()) {
             return outsideRing.repository().load(aggregateIdentifier, expectedVersion);
         }
-        return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier).aggregate(),
-                                 expectedVersion);
+        return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier), expectedVersion);
     }
 
     /** Runs a command on an aggregate that exists, on the handle stage's thread, as Axon's aggregate would. */
@@ -400,10 +400,16 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         return instanceCommands.handle(aggregate, command);
     }
 
-    /** The checks Axon's repositories make when a command loads an aggregate. */
+    /**
+     * The checks Axon's event-sourcing repository makes when a command loads an aggregate: it exists and is not
+     * deleted; and with an expected version ({@code @TargetAggregateVersion}), one from the future fails at once, and
+     * an older one hands the command a conflict resolver over the events it did not see ({@link RingConflictResolver},
+     * Axon's {@code ConflictResolver} parameter), failing the command at prepare-commit when its handler never asked.
+     */
     @Override
-    public EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, EventSourcedAggregate<T> aggregate,
+    public EventSourcedAggregate<T> checkedForCommand(String aggregateIdentifier, AggregateHolder<T> holder,
                                                       Long expectedVersion) {
+        EventSourcedAggregate<T> aggregate = holder.aggregate();
         if (aggregate == null) {
             throw new AggregateNotFoundException(aggregateIdentifier,
                                                  "The aggregate was not found in the event store");
@@ -411,10 +417,44 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         if (aggregate.isDeleted()) {
             throw new AggregateDeletedException(aggregateIdentifier);
         }
-        if (expectedVersion != null && aggregate.version() != null && aggregate.version() > expectedVersion) {
-            throw new ConflictingAggregateVersionException(aggregateIdentifier, expectedVersion, aggregate.version());
+        Long version = aggregate.version();
+        if (expectedVersion != null && version != null && !expectedVersion.equals(version)) {
+            if (expectedVersion > version) {
+                throw new ConflictingAggregateVersionException(aggregateIdentifier, expectedVersion, version);
+            }
+            RingConflictResolver resolver = new RingConflictResolver(holder, aggregateIdentifier, expectedVersion,
+                                                                     version);
+            ConflictResolution.initialize(resolver);
+            CurrentUnitOfWork.get().onPrepareCommit(u -> resolver.ensureConflictsResolved());
         }
         return aggregate;
+    }
+
+    @Override
+    public List<DomainEventMessage<?>> storedEventsFrom(String identifier, long firstSequenceNumber)
+            throws Exception {
+        EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
+        Transaction transaction = readTransactions == NoTransactionManager.INSTANCE
+                ? null : readTransactions.startTransaction();
+        try {
+            DomainEventStream stream = engine != null ? engine.readEvents(identifier, firstSequenceNumber)
+                    : eventStore.readEvents(identifier, firstSequenceNumber);
+            List<DomainEventMessage<?>> events = new java.util.ArrayList<>();
+            stream.forEachRemaining(events::add);
+            if (transaction != null) {
+                transaction.commit();
+            }
+            return events;
+        } catch (Throwable failure) {
+            if (transaction != null) {
+                try {
+                    transaction.rollback();
+                } catch (Throwable rollbackFailure) {
+                    failure.addSuppressed(rollbackFailure);
+                }
+            }
+            throw failure;
+        }
     }
 
     @Override
@@ -526,12 +566,13 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         if (OutsideRingRepository.serves()) {
             return outsideRing.repository().loadOrCreate(aggregateIdentifier, factoryMethod);
         }
-        EventSourcedAggregate<T> existing = targetOfCurrentCommand(aggregateIdentifier).aggregate();
+        AggregateHolder<T> existingHolder = targetOfCurrentCommand(aggregateIdentifier);
+        EventSourcedAggregate<T> existing = existingHolder.aggregate();
         if (existing != null) {
             // A deleted aggregate is not missing, and a command never runs on it: Axon's repositories would create
             // it again over its stored history, which a store with a unique key refuses (the in-memory engine stores
             // a second history).
-            return checkedForCommand(aggregateIdentifier, existing, null);
+            return checkedForCommand(aggregateIdentifier, existingHolder, null);
         }
         return newInstance(factoryMethod);
     }
@@ -594,7 +635,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
 
     /** Runs a delivered message on its aggregate, on the handle stage's thread (see {@link MessageDelivery}). */
     Object deliver(String identifier, Message<?> message) throws Exception {
-        return checkedForCommand(identifier, targetOfCurrentCommand(identifier).aggregate(), null).handle(message);
+        return checkedForCommand(identifier, targetOfCurrentCommand(identifier), null).handle(message);
     }
 
     /**

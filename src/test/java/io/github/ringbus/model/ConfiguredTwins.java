@@ -72,6 +72,29 @@ final class ConfiguredTwins implements AutoCloseable {
         return List.of(onAxon, onRing);
     }
 
+    /**
+     * Sends the commands to Axon's bus one after the other, and to the ring all at once (each dispatched before the
+     * first completes, so later ones run on events still on their way to the store); returns, per bus, the outcomes
+     * in order: Axon's first, then the ring's.
+     */
+    List<List<Outcome>> sendAllAtOnce(List<?> commands) {
+        List<Outcome> onAxon = new ArrayList<>();
+        for (Object command : commands) {
+            onAxon.add(Outcome.of(sendTo(axon, command)));
+        }
+        List<FutureCallback<Object, Object>> pending = new ArrayList<>();
+        for (Object command : commands) {
+            FutureCallback<Object, Object> callback = new FutureCallback<>();
+            ring.commandBus().dispatch(asCommandMessage(command), callback);
+            pending.add(callback);
+        }
+        List<Outcome> onRing = new ArrayList<>();
+        for (FutureCallback<Object, Object> callback : pending) {
+            onRing.add(Outcome.of(callback.getResult()));
+        }
+        return List.of(onAxon, onRing);
+    }
+
     private static CommandResultMessage<?> sendTo(Configuration configuration, Object command) {
         FutureCallback<Object, Object> callback = new FutureCallback<>();
         configuration.commandBus().dispatch(asCommandMessage(command), callback);
