@@ -113,6 +113,13 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      */
     private boolean unrestored;
     /**
+     * Set when a command failed on this aggregate while it did not exist (a refused creation, a create-if-missing
+     * that failed): the holder stays cached with no aggregate, and the next command looks in the store again, as
+     * {@code SimpleCommandBus} reads the store at every command: another writer (a replica, a handover) may have
+     * created it since. Costs one read, after such a failure only.
+     */
+    private boolean lookAgain;
+    /**
      * One of this aggregate's events, handled and on its way to the store (or stored), in the form the store will give
      * it back, which the event serializer cannot read ({@link #cannotBeReadBack}); or null. While set, every command
      * reads the aggregate as a load on {@code SimpleCommandBus} would, that event included, and fails as it does.
@@ -185,7 +192,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         }
         dropStoredEvents();
         long requested = repository.evictionEpoch();
-        if ((unrestored || requested != evictionEpoch) && identifier != null) {
+        if ((unrestored || lookAgain || requested != evictionEpoch) && identifier != null) {
             // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
             // then this node's events not yet stored (those the store already returned, by sequence number, are
             // skipped), then those of the command this aggregate is still lent to, if any. If the read fails, this
@@ -193,6 +200,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             aggregate = repository.readFromStore(identifier, sink, notYetStored(this.slot == slot ? slot : null));
             evictionEpoch = requested;
             unrestored = false;
+            lookAgain = false;
         }
         this.slot = slot;
         this.aggregateBeforeCommand = aggregate;
@@ -275,6 +283,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
             if (!ownsAny(events) || aggregateBeforeCommand == null) {
                 // Unchanged, or created by this very command: nothing else can have applied events to it.
                 aggregate = aggregateBeforeCommand;
+                lookAgain = aggregate == null;
             } else {
                 unrestored = true;
                 aggregate = repository.readFromStore(identifier, sink, notYetStored(null));
