@@ -91,18 +91,26 @@ final class IsolatingStoreRecovery implements StoreRecovery {
      */
     @Override
     public boolean mayHandleAgainOnStored(CommandSlot slot) {
-        return slot.holder != null && mayRunAgain(slot) && !createsItsAggregate(slot);
+        return slot.holder != null && mayRunAgain(slot) && !createsAnAggregate(slot);
     }
 
-    /** @return true when the command's events start its aggregate's stream (sequence number 0), or it has none */
-    private static boolean createsItsAggregate(CommandSlot slot) {
+    /**
+     * @return true when any of the command's events starts an aggregate's stream (sequence number 0: its own
+     *         aggregate's, or one it created beside it with {@code createNew} or on a bus beside the ring), or none of
+     *         them is its own aggregate's: a second creation is the command's own doing, refused again however often
+     *         it runs, not another writer's append
+     */
+    private static boolean createsAnAggregate(CommandSlot slot) {
         String identifier = slot.holder.identifier();
+        boolean ownEvent = false;
         for (int i = 0; i < slot.events.size(); i++) {
-            if (slot.events.get(i) instanceof DomainEventMessage<?> event
-                    && identifier.equals(event.getAggregateIdentifier())) {
-                return event.getSequenceNumber() == 0;
+            if (slot.events.get(i) instanceof DomainEventMessage<?> event) {
+                if (event.getSequenceNumber() == 0) {
+                    return true;
+                }
+                ownEvent |= identifier != null && identifier.equals(event.getAggregateIdentifier());
             }
         }
-        return true; // none of its own: nothing to gain from a new run
+        return !ownEvent; // none of its own: nothing to gain from a new run
     }
 }

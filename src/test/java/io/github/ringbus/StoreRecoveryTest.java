@@ -220,6 +220,20 @@ class StoreRecoveryTest {
         assertThat(POLICY.mayHandleAgainOnStored(first)).isFalse();
     }
 
+    /**
+     * A command that creates another aggregate as well (createNew, or a creation sent on an injected
+     * {@code SimpleCommandBus}) that already exists: the unique key refuses its own second creation, not another
+     * writer's append; handled again it would be refused again, up to the re-run limit.
+     */
+    @Test
+    void aCommandWhoseEventsCreateAnotherAggregateIsNotHandledAgain() {
+        first.holder = holderOf("a");
+        first.events.add(new GenericDomainEventMessage<>("Account", "a", 3, new Deposited("a", 10)));
+        first.events.add(new GenericDomainEventMessage<>("Account", "b", 0, new Opened("b")));
+
+        assertThat(POLICY.mayHandleAgainOnStored(first)).isFalse();
+    }
+
     @Test
     void aCommandOnNoAggregateIsNotHandledAgainOnAStoredOne() {
         assertThat(POLICY.mayHandleAgainOnStored(first)).isFalse();
