@@ -322,7 +322,7 @@ class ArchitectureTest {
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
-        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "CommandLedger", "SlotUnitOfWork", "AggregateHolder", "RingRepository",
+        CORE_LAYERS.put("Slot core", Set.of("CommandSlot", "CommandLedger", "SlotUnitOfWork", "AggregateHolder", "RingRepository", "RingConflictResolver",
                                             "PreloadedAggregates", "OutsideRingRepository", "StoreMarks", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
