@@ -47,6 +47,11 @@ final class SimpleBusOnPostgres implements AutoCloseable {
 
     /** Dispatches on the calling thread; the callback's result as a future. */
     @SuppressWarnings("unchecked")
+    /** @return the pool the bus takes its connections from */
+    HikariDataSource pool() {
+        return pool;
+    }
+
     CompletableFuture<CommandResultMessage<Object>> send(Object command) {
         CompletableFuture<CommandResultMessage<Object>> result = new CompletableFuture<>();
         bus.dispatch(asCommandMessage(command),
