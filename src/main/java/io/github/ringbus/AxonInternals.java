@@ -8,6 +8,7 @@ import org.axonframework.eventsourcing.eventstore.AbstractEventStore;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,6 +18,7 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -104,6 +106,14 @@ final class AxonInternals {
     private static final Field TRIGGER_SNAPSHOTTER;
     private static final Field[] AGGREGATE_SETTINGS = new Field[AggregateSetting.values().length];
     private static final Field COMPONENT_BUILDER;
+    /** {@code AggregateAnnotationCommandHandler}'s repository and target resolver (access 8). */
+    private static final Field HANDLER_REPOSITORY;
+    private static final Field HANDLER_TARGET_RESOLVER;
+    /** Axon's handlers that {@code AggregateAnnotationCommandHandler.subscribe} subscribes, by simple name, each
+     * mapped to whether it may create its aggregate (access 8). */
+    static final Map<String, Boolean> AGGREGATE_HANDLER_CLASSES = Map.of(
+            "AggregateConstructorCommandHandler", true, "AlwaysCreateAggregateCommandHandler", true,
+            "AggregateCreateOrUpdateCommandHandler", true, "AggregateCommandHandler", false);
     /** Axon's class of a running time limit, in Axon versions with Unit of Work timeouts (access 7). */
     static final String TIME_LIMITED_TASK = "org.axonframework.messaging.timeout.AxonTimeLimitedTask";
     private static final String TIMEOUT_INTERCEPTOR = "org.axonframework.messaging.timeout.UnitOfWorkTimeoutInterceptor";
@@ -127,6 +137,13 @@ final class AxonInternals {
         COMPONENT_BUILDER = (Field) access(unavailable, "Component.builderFunction",
                                            "a lock factory or repository configured per aggregate is not detected",
                                            () -> Component.class.getDeclaredField("builderFunction"));
+        String handSubscribed = "a handler of Axon's AggregateAnnotationCommandHandler subscribed by hand over a "
+                + "repository of Axon's runs in the ring's Unit of Work, not whole on its aggregate's thread";
+        HANDLER_REPOSITORY = (Field) access(unavailable, "AggregateAnnotationCommandHandler.repository", handSubscribed,
+                                            () -> AggregateAnnotationCommandHandler.class.getDeclaredField("repository"));
+        HANDLER_TARGET_RESOLVER = (Field) access(unavailable, "AggregateAnnotationCommandHandler.commandTargetResolver",
+                                                 handSubscribed, () -> AggregateAnnotationCommandHandler.class
+                                                         .getDeclaredField("commandTargetResolver"));
         JDBC_MAX_GAP_OFFSET = (Field) access(unavailable, "JdbcEventStorageEngine.maxGapOffset",
                                              "several store threads assume Axon's default maxGapOffset (10,000)",
                                              () -> org.axonframework.eventsourcing.eventstore.jdbc
@@ -176,6 +193,58 @@ final class AxonInternals {
      */
     static boolean isInstanceCommandHandler(Class<?> handlerType) {
         return handlerType.getName().equals(INSTANCE_COMMAND_HANDLER);
+    }
+
+    /**
+     * One of the handlers {@code AggregateAnnotationCommandHandler.subscribe} subscribes (access 8): the aggregate
+     * command handler it belongs to, what that handler's commands load and create the aggregate with, and where its
+     * target is found.
+     *
+     * @param repository     the aggregate's repository
+     * @param targetResolver the command target resolver of the aggregate's command handler
+     * @param aggregateType  the class that declares the handler's method (the aggregate, or a polymorphic subtype)
+     * @param creates        whether the handler may create the aggregate
+     */
+    record AggregateHandler(Object repository, CommandTargetResolver targetResolver, Class<?> aggregateType,
+                            boolean creates) {
+    }
+
+    /**
+     * @param handler a subscribed command handler
+     * @return what it is, when it is one of Axon's aggregate command handlers; otherwise, or when this Axon version
+     *         does not let it be read, null
+     */
+    static AggregateHandler aggregateHandlerOf(Object handler) {
+        Class<?> type = handler.getClass();
+        Boolean creates = AGGREGATE_HANDLER_CLASSES.get(type.getSimpleName());
+        if (creates == null || type.getEnclosingClass() != AggregateAnnotationCommandHandler.class
+                || HANDLER_REPOSITORY == null || HANDLER_TARGET_RESOLVER == null) {
+            return null;
+        }
+        try {
+            Object owner = null;
+            Object member = null;
+            for (Field field : type.getDeclaredFields()) {
+                field.setAccessible(true);
+                if (field.getType() == AggregateAnnotationCommandHandler.class) {
+                    owner = field.get(handler); // the enclosing instance of the inner class
+                } else if (field.getName().equals("handler")) {
+                    member = field.get(handler);
+                }
+            }
+            if (owner == null) {
+                return null;
+            }
+            Class<?> declaring = member instanceof org.axonframework.messaging.annotation.MessageHandlingMember<?> m
+                    ? m.declaringClass() : Object.class;
+            return new AggregateHandler(HANDLER_REPOSITORY.get(owner),
+                                        (CommandTargetResolver) HANDLER_TARGET_RESOLVER.get(owner), declaring,
+                                        creates);
+        } catch (ReflectiveOperationException | RuntimeException unreadable) {
+            logger.warn("Cannot read Axon's aggregate command handler [{}]: {}", type.getName(),
+                        unreadable.toString());
+            return null;
+        }
     }
 
     /**

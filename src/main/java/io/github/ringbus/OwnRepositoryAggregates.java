@@ -34,12 +34,20 @@ final class OwnRepositoryAggregates {
                                     Configuration configuration) {
         configuration.onStart(Phase.LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1,
                               () -> ring.get().aggregates().registerOwnRepositoryAggregate(
-                                      modelOf(aggregate.aggregateType(), configuration),
+                                      modelOf(aggregate, configuration),
                                       targetResolverOf(aggregate, configuration)));
     }
 
-    /** The aggregate's model, built as Axon's {@code AggregateConfigurer} builds it (without subtypes). */
-    private static AggregateModel<?> modelOf(Class<?> type, Configuration configuration) {
+    /**
+     * The aggregate's model: the one Axon's {@code AggregateConfigurer} built, with its polymorphic subtypes (their
+     * commands are routed too); when that cannot be read, one built as it builds it, without subtypes.
+     */
+    private static AggregateModel<?> modelOf(AggregateConfigurer<?> aggregate, Configuration configuration) {
+        AggregateModel<?> axons = AggregateConfigurerSettings.model(aggregate);
+        if (axons != null) {
+            return axons;
+        }
+        Class<?> type = aggregate.aggregateType();
         return configuration.getComponent(
                 AggregateMetaModelFactory.class,
                 () -> new AnnotatedAggregateMetaModelFactory(configuration.parameterResolverFactory(),

@@ -17,6 +17,7 @@ import org.axonframework.modelling.command.inspection.AggregateMetaModelFactory;
 import org.axonframework.modelling.command.inspection.AggregateModel;
 import org.axonframework.modelling.command.inspection.AnnotatedAggregateMetaModelFactory;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
@@ -166,6 +167,25 @@ final class RingAggregates {
         Objects.requireNonNull(model, "model must not be null");
         Objects.requireNonNull(targetResolver, "targetResolver must not be null");
         routes.registerOwnRepository(model.entityClass(), AggregateCommandNames.of(model), targetResolver);
+    }
+
+    /**
+     * A handler of Axon's {@code AggregateAnnotationCommandHandler} subscribed by hand (without an Axon configuration)
+     * over a repository that is not a ring repository (Axon's {@code EventSourcingRepository}, a
+     * {@code GenericJpaRepository}): its command is routed by aggregate, as the commands of an aggregate that keeps a
+     * repository of its own, and each runs whole on the handler thread that owns its aggregate, as on
+     * {@code SimpleCommandBus} ({@link WholeCommandRunner}): the repository's lock is taken and released on that
+     * thread, a JPA repository finds the transaction of its own command. A command already routed (a ring
+     * aggregate's, or a configured aggregate's of its own repository) is left as it is.
+     */
+    void routeHandSubscribed(String commandName, Object handler) {
+        AxonInternals.AggregateHandler aggregate = AxonInternals.aggregateHandlerOf(handler);
+        if (aggregate == null || aggregate.repository() instanceof RingRepository<?>
+                || routes.aggregateRouteFor(commandName) != null || routes.ownRepositoryRouteFor(commandName) != null) {
+            return;
+        }
+        routes.registerOwnRepository(aggregate.aggregateType(), Map.of(commandName, aggregate.creates()),
+                                     aggregate.targetResolver());
     }
 
     /**

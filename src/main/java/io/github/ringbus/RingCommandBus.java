@@ -181,6 +181,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
 
     @Override
     public Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
+        aggregates.routeHandSubscribed(commandName, handler);
         return subscriptions.subscribe(commandName, handler);
     }
 

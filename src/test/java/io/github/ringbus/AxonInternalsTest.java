@@ -138,4 +138,41 @@ class AxonInternalsTest {
                                                                    AxonInternals.AggregateSetting.REPOSITORY)))
                 .isNotNull();
     }
+
+    /** Access 8: what ringbus reads of the handlers {@code AggregateAnnotationCommandHandler.subscribe} subscribes. */
+    @Test
+    void theHandlersAxonsAggregateCommandHandlerSubscribesCanBeRead() {
+        org.axonframework.modelling.command.Repository<Account> repository =
+                org.axonframework.eventsourcing.EventSourcingRepository.builder(Account.class)
+                        .eventStore(org.axonframework.eventsourcing.eventstore.EmbeddedEventStore.builder()
+                                            .storageEngine(new org.axonframework.eventsourcing.eventstore.inmemory
+                                                    .InMemoryEventStorageEngine()).build())
+                        .build();
+        java.util.Map<String, Object> subscribed = new java.util.HashMap<>();
+        org.axonframework.commandhandling.SimpleCommandBus bus =
+                new org.axonframework.commandhandling.SimpleCommandBus(
+                        org.axonframework.commandhandling.SimpleCommandBus.builder()) {
+                    @Override
+                    public org.axonframework.common.Registration subscribe(
+                            String commandName,
+                            org.axonframework.messaging.MessageHandler<? super
+                                    org.axonframework.commandhandling.CommandMessage<?>> handler) {
+                        subscribed.put(commandName, handler);
+                        return () -> true;
+                    }
+                };
+        org.axonframework.modelling.command.AggregateAnnotationCommandHandler.<Account>builder()
+                .aggregateType(Account.class).repository(repository).build().subscribe(bus);
+
+        assertThat(subscribed).isNotEmpty();
+        subscribed.forEach((name, handler) -> {
+            AxonInternals.AggregateHandler read = AxonInternals.aggregateHandlerOf(handler);
+            assertThat(read).as("handler of %s (%s)", name, handler.getClass().getName()).isNotNull();
+            assertThat(read.repository()).isSameAs(repository);
+            assertThat(read.targetResolver()).isNotNull();
+            assertThat(read.aggregateType()).isEqualTo(Account.class);
+        });
+        assertThat(subscribed.values()).anyMatch(h -> AxonInternals.aggregateHandlerOf(h).creates())
+                                       .anyMatch(h -> !AxonInternals.aggregateHandlerOf(h).creates());
+    }
 }
