@@ -424,6 +424,19 @@ final class Pipeline implements RingStages {
     }
 
     /**
+     * Waits until every command put in the ring so far has completed (its events stored), at most the timeout. Not on
+     * a pipeline thread, which may be one of those the commands wait for.
+     *
+     * @return true when they all completed in time
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
+    boolean awaitCommandsSoFar(long timeoutNanos) throws InterruptedException {
+        long published = ring.getCursor();
+        return Backoff.FOR_SHUTDOWN.awaitUntil(() -> completedSequence() >= published,
+                                               System.nanoTime() + timeoutNanos);
+    }
+
+    /**
      * Waits until every command handed over has completed, at most the timeout, then stops the stage threads and
      * waits for them to end: the shutdown timeout, at most 10 s, for all of them together.
      */

@@ -50,14 +50,17 @@ final class RingAggregates {
     private final BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery;
     /** Lends a handler an aggregate its command was not routed to (the bus's {@link NestedDispatch}). */
     private final RingRepository.Lender lender;
+    /** Waits for the commands put in the ring so far (the bus's {@code Pipeline}). */
+    private final RingRepository.CommandsSoFar commandsSoFar;
 
     RingAggregates(CommandRoutes routes, EventStore eventStore, int cacheSize, ColdReads coldReads,
                    TransactionManager readTransactions, LongSupplier completedSequence,
                    OffPipelineSnapshots snapshots, SnapshotTriggerDefinition busSnapshotTrigger,
                    CommandTargetResolver busTargetResolver,
                    BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> delivery,
-                   RingRepository.Lender lender) {
+                   RingRepository.Lender lender, RingRepository.CommandsSoFar commandsSoFar) {
         this.lender = Objects.requireNonNull(lender, "lender");
+        this.commandsSoFar = Objects.requireNonNull(commandsSoFar, "commandsSoFar");
         this.routes = routes;
         this.eventStore = eventStore;
         this.cacheSize = cacheSize;
@@ -105,6 +108,7 @@ final class RingAggregates {
                 model, aggregateFactory, eventStore, repositoryProvider, trigger,
                 cacheSize, completedSequence, targetResolver, evictions, coldReads, readTransactions);
         repository.deliverThrough(delivery);
+        repository.awaitCommandsThrough(commandsSoFar);
         repository.lendThrough(lender);
         routes.register(repository);
         return repository;

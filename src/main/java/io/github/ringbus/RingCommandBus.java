@@ -116,7 +116,7 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                              reads.reads(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
                                              settings.commandTargetResolver(), dispatches::deliver,
-                                             nested::lendForLoad);
+                                             nested::lendForLoad, pipeline::awaitCommandsSoFar);
     }
 
     /** @return a builder with defaults suited to the machine it runs on; only the event store is required */

@@ -106,6 +106,21 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     private final OutsideRingRepository<T> outsideRing;
     /** Puts a delivery in the ring; set by the bus that created this repository. */
     private volatile BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring;
+    /**
+     * Waits, at most the given nanoseconds, until every command put in the ring so far has completed; set by the bus
+     * that created this repository.
+     */
+    private volatile CommandsSoFar commandsSoFar = timeoutNanos -> true;
+
+    /** Waits for the commands put in the ring so far ({@code Pipeline.awaitCommandsSoFar}). */
+    @FunctionalInterface
+    interface CommandsSoFar {
+        /** @return true when they all completed within the time */
+        boolean await(long timeoutNanos) throws InterruptedException;
+    }
+
+    /** How long a delivery that found no aggregate waits for the commands ahead of it before it is tried again. */
+    static final long DELIVERY_RETRY_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     /** Lends a handler an aggregate its command was not routed to; set by the bus that created this repository. */
     private volatile Lender lender = Lender.NONE;
 
@@ -209,6 +224,14 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      */
     void deliverThrough(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> ring) {
         this.ring = Objects.requireNonNull(ring, "ring");
+    }
+
+    /**
+     * Lets {@link #send} wait for the commands ahead of a delivery that found no aggregate: called once by the bus
+     * that created this repository.
+     */
+    void awaitCommandsThrough(CommandsSoFar commandsSoFar) {
+        this.commandsSoFar = Objects.requireNonNull(commandsSoFar, "commandsSoFar");
     }
 
     /**
@@ -612,9 +635,20 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             throw new IllegalStateException("The ringbus repository of [" + aggregateType.getSimpleName()
                                                     + "] is not connected to a RingCommandBus");
         }
-        FutureCallback<Object, Object> completion = new FutureCallback<>();
-        target.accept(delivery.command(message, identifier, CurrentUnitOfWork.correlationData()), completion);
-        CommandResultMessage<?> result = completion.getResult();
+        MetaData correlationData = CurrentUnitOfWork.correlationData();
+        CommandResultMessage<?> result = deliverOnce(target, message, identifier, correlationData);
+        if (result.isExceptional() && result.exceptionResult() instanceof AggregateNotFoundException
+                && !(result.exceptionResult() instanceof AggregateDeletedException)
+                && commandsSoFar.await(DELIVERY_RETRY_WAIT_NANOS)) {
+            // An aggregate created by a command that named no target is in no cache until its events are stored (the
+            // preload stage learns its identifier only then, from the store): a deadline its creation scheduled at
+            // once, or in the past, may reach the ring before those events are stored, and find nothing. Once every
+            // command put in the ring so far has completed, the store holds it: delivered once more. On
+            // SimpleCommandBus the deadline finds it, since the creation's events are appended before the deadline
+            // is scheduled (both at prepare-commit). Only on this path: a delivery that found its aggregate is not
+            // delayed.
+            result = deliverOnce(target, message, identifier, correlationData);
+        }
         if (!result.isExceptional()) {
             return;
         }
@@ -631,6 +665,14 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
             throw (Error) failure;
         }
         throw new IllegalStateException(failure);
+    }
+
+    private CommandResultMessage<?> deliverOnce(BiConsumer<CommandMessage<?>, CommandCallback<Object, Object>> target,
+                                                Message<?> message, String identifier,
+                                                MetaData correlationData) {
+        FutureCallback<Object, Object> completion = new FutureCallback<>();
+        target.accept(delivery.command(message, identifier, correlationData), completion);
+        return completion.getResult();
     }
 
     /** Runs a delivered message on its aggregate, on the handle stage's thread (see {@link MessageDelivery}). */
