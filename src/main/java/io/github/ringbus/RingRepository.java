@@ -248,27 +248,35 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
      * @throws Exception when the store cannot be read
      */
     String storedTypeOf(String identifier) throws Exception {
-        Transaction transaction = readTransactions == NoTransactionManager.INSTANCE
-                ? null : readTransactions.startTransaction();
-        String type;
-        try {
+        return inReadTransaction(() -> {
             DomainEventStream stream = eventStore instanceof RingEventStore ringStore
                     ? ringStore.readStoredEvents(identifier) : eventStore.readEvents(identifier);
-            type = stream.hasNext() ? stream.peek().getType() : null;
+            return stream.hasNext() ? stream.peek().getType() : null;
+        });
+    }
+
+    /**
+     * Runs a read in one transaction of the read transaction manager (none with {@link NoTransactionManager}):
+     * committed after the read, rolled back when it fails.
+     */
+    private <R> R inReadTransaction(Callable<R> read) throws Exception {
+        if (readTransactions == NoTransactionManager.INSTANCE) {
+            return read.call();
+        }
+        Transaction transaction = readTransactions.startTransaction();
+        R result;
+        try {
+            result = read.call();
         } catch (Throwable failure) {
-            if (transaction != null) {
-                try {
-                    transaction.rollback();
-                } catch (Throwable rollbackFailure) {
-                    failure.addSuppressed(rollbackFailure);
-                }
+            try {
+                transaction.rollback();
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
             }
             throw failure;
         }
-        if (transaction != null) {
-            transaction.commit();
-        }
-        return type;
+        transaction.commit(); // read only; a participating transaction's commit does nothing
+        return result;
     }
 
     /**
@@ -363,22 +371,9 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     public EventSourcedAggregate<T> readFromStore(String identifier, EventBus sink,
                                                   List<DomainEventMessage<?>> unstored) throws Exception {
         if (readTransactions == NoTransactionManager.INSTANCE) {
-            return read(identifier, sink, unstored);
+            return read(identifier, sink, unstored); // no lambda on the in-memory path
         }
-        Transaction transaction = readTransactions.startTransaction();
-        EventSourcedAggregate<T> aggregate;
-        try {
-            aggregate = read(identifier, sink, unstored);
-        } catch (Throwable failure) {
-            try {
-                transaction.rollback();
-            } catch (Throwable rollbackFailure) {
-                failure.addSuppressed(rollbackFailure);
-            }
-            throw failure;
-        }
-        transaction.commit(); // read only; a participating transaction's commit does nothing
-        return aggregate;
+        return inReadTransaction(() -> read(identifier, sink, unstored));
     }
 
     private EventSourcedAggregate<T> read(String identifier, EventBus sink,
@@ -457,27 +452,13 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     public List<DomainEventMessage<?>> storedEventsFrom(String identifier, long firstSequenceNumber)
             throws Exception {
         EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
-        Transaction transaction = readTransactions == NoTransactionManager.INSTANCE
-                ? null : readTransactions.startTransaction();
-        try {
+        return inReadTransaction(() -> {
             DomainEventStream stream = engine != null ? engine.readEvents(identifier, firstSequenceNumber)
                     : eventStore.readEvents(identifier, firstSequenceNumber);
             List<DomainEventMessage<?>> events = new java.util.ArrayList<>();
             stream.forEachRemaining(events::add);
-            if (transaction != null) {
-                transaction.commit();
-            }
             return events;
-        } catch (Throwable failure) {
-            if (transaction != null) {
-                try {
-                    transaction.rollback();
-                } catch (Throwable rollbackFailure) {
-                    failure.addSuppressed(rollbackFailure);
-                }
-            }
-            throw failure;
-        }
+        });
     }
 
     @Override

@@ -13,7 +13,6 @@ import org.axonframework.modelling.command.CommandHandlerInterceptor;
 import org.axonframework.modelling.command.CreationPolicy;
 import org.axonframework.modelling.command.EntityId;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -30,20 +29,10 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * aggregate (one that refuses, one that applies before the handler), and events applied from an event sourcing handler
  * during a command (the order Axon publishes them in). On both topologies, one command at a time and all at once.
  */
-class AggregateStructureScenarioTest {
-
-    private ConfiguredTwins twins;
+class AggregateStructureScenarioTest extends OnTwins {
 
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Order.class)),
-                                    ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Order.class)));
     }
 
     private static List<Object> program() {

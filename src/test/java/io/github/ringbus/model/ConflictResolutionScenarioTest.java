@@ -11,7 +11,6 @@ import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.ConflictingAggregateVersionException;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
 import org.axonframework.modelling.command.TargetAggregateVersion;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -26,20 +25,10 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * did not see (also those still on their way to the store) and fails only when it leaves a conflict unresolved; one
  * that expects a version the aggregate does not have yet fails at once.
  */
-class ConflictResolutionScenarioTest {
-
-    private ConfiguredTwins twins;
+class ConflictResolutionScenarioTest extends OnTwins {
 
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Doc.class)),
-                                    ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Doc.class)));
     }
 
     @ParameterizedTest

@@ -9,7 +9,6 @@ import org.axonframework.deadline.SimpleDeadlineManager;
 import org.axonframework.deadline.annotation.DeadlineHandler;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -24,24 +23,13 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * deadline that a creation command without a target identifier schedules at once (or in the past) reaches the
  * aggregate it created, even when it fires before that command's events are stored.
  */
-class DeadlineScenarioTest {
+class DeadlineScenarioTest extends OnTwins {
 
     private static final int TIMERS = 10;
-    private ConfiguredTwins twins;
-
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(
-                c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Timer.class))
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Timer.class))
                       .registerComponent(DeadlineManager.class, conf -> SimpleDeadlineManager.builder()
-                              .scopeAwareProvider(new ConfigurationScopeAwareProvider(conf)).build()),
-                ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+                              .scopeAwareProvider(new ConfigurationScopeAwareProvider(conf)).build()));
     }
 
     @ParameterizedTest

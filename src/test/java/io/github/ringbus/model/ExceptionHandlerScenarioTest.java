@@ -9,7 +9,6 @@ import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.messaging.interceptors.ExceptionHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -25,21 +24,11 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * Unit of Work rolls back with everything applied before. On an external handler (modelled on a cart that fails to
  * publish, whose exception handler loads the cart again) and on an aggregate.
  */
-class ExceptionHandlerScenarioTest {
-
-    private ConfiguredTwins twins;
+class ExceptionHandlerScenarioTest extends OnTwins {
 
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Cart.class))
-                                          .registerCommandHandler(Publisher::new),
-                                    ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Cart.class))
+                                          .registerCommandHandler(Publisher::new));
     }
 
     @ParameterizedTest

@@ -7,7 +7,6 @@ import org.axonframework.config.Configuration;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import io.github.ringbus.Topology;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,23 +23,12 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * command; one command class whose handler loads an aggregate of one type or another by its content; loads of an
  * aggregate that is not the command's named target.
  */
-class ExternalHandlerScenarioTest {
-
-    private ConfiguredTwins twins;
+class ExternalHandlerScenarioTest extends OnTwins {
 
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(
-                c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Item.class))
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Item.class))
                       .configureAggregate(AggregateConfigurer.defaultConfiguration(Box.class))
-                      .registerCommandHandler(Handlers::new),
-                ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+                      .registerCommandHandler(Handlers::new));
     }
 
     @ParameterizedTest

@@ -10,7 +10,6 @@ import org.axonframework.modelling.command.AggregateCreationPolicy;
 import org.axonframework.modelling.command.AggregateIdentifier;
 import org.axonframework.modelling.command.CreationPolicy;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -24,20 +23,10 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * create-if-missing command creates it once and then finds it, and an aggregate another writer creates afterwards is
  * found by the next command, as on {@code SimpleCommandBus}, which reads the store at every command.
  */
-class FailedCreationScenarioTest {
-
-    private ConfiguredTwins twins;
+class FailedCreationScenarioTest extends OnTwins {
 
     private void start(Topology topology) {
-        twins = new ConfiguredTwins(c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Seat.class)),
-                                    ConfiguredTwins.on(topology));
-    }
-
-    @AfterEach
-    void close() {
-        if (twins != null) {
-            twins.close();
-        }
+        start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Seat.class)));
     }
 
     @ParameterizedTest
