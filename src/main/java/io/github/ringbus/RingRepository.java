@@ -435,8 +435,11 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         if (aggregate.isDeleted()) {
             throw new AggregateDeletedException(aggregateIdentifier);
         }
+        if (expectedVersion == null) {
+            return aggregate; // the common path: no version() call, which boxes a long
+        }
         Long version = aggregate.version();
-        if (expectedVersion != null && version != null && !expectedVersion.equals(version)) {
+        if (version != null && !expectedVersion.equals(version)) {
             if (expectedVersion > version) {
                 throw new ConflictingAggregateVersionException(aggregateIdentifier, expectedVersion, version);
             }
