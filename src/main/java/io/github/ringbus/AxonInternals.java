@@ -111,7 +111,7 @@ final class AxonInternals {
     private static final Field HANDLER_TARGET_RESOLVER;
     /** Axon's handlers that {@code AggregateAnnotationCommandHandler.subscribe} subscribes, by simple name, each
      * mapped to whether it may create its aggregate (access 8). */
-    static final Map<String, Boolean> AGGREGATE_HANDLER_CLASSES = Map.of(
+    private static final Map<String, Boolean> AGGREGATE_HANDLER_CLASSES = Map.of(
             "AggregateConstructorCommandHandler", true, "AlwaysCreateAggregateCommandHandler", true,
             "AggregateCreateOrUpdateCommandHandler", true, "AggregateCommandHandler", false);
     /** Axon's class of a running time limit, in Axon versions with Unit of Work timeouts (access 7). */

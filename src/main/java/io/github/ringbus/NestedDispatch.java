@@ -145,16 +145,20 @@ final class NestedDispatch {
                     + "subscribing event handler, a callback, or a state-stored aggregate's handler)";
         }
         RingRepository<?> repository = route.repository();
-        if (runOnCreatedAlongside(command, callback, handler, outer, repository)) {
+        String resolved;
+        try {
+            resolved = repository.targetResolver().resolveTarget(command).getIdentifier();
+        } catch (RuntimeException unresolvable) {
+            resolved = null; // its handler fails the same way, below
+        }
+        String target = resolved;
+        if (target != null && runOnCreatedAlongside(command, callback, handler, outer, repository, target)) {
             return null;
         }
         if (!handlerThreadOwnsEveryAggregate) {
             return "with several handler threads (or the FULL topology) another thread owns that aggregate";
         }
-        String target;
-        try {
-            target = repository.targetResolver().resolveTarget(command).getIdentifier();
-        } catch (RuntimeException unresolvable) {
+        if (target == null) {
             if (route.createsAggregate()) {
                 return "it creates an aggregate whose identifier is known only once it exists, which ringbus runs "
                         + "in place only through AggregateLifecycle.createNew";
@@ -226,13 +230,7 @@ final class NestedDispatch {
      */
     private boolean runOnCreatedAlongside(CommandMessage<?> command, CommandCallback<Object, Object> callback,
                                           MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
-                                          RingRepository<?> repository) {
-        String target;
-        try {
-            target = repository.targetResolver().resolveTarget(command).getIdentifier();
-        } catch (RuntimeException unresolvable) {
-            return false;
-        }
+                                          RingRepository<?> repository, String target) {
         AggregateHolder<?> created = outer.ledger.createdAlongside(repository, target);
         if (created == null) {
             return false;
