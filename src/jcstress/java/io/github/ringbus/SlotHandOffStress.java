@@ -27,6 +27,9 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  */
 public final class SlotHandOffStress {
 
+    /** Never started: a callback handed to it is called on the completing thread, which these tests observe. */
+    static final CallbackThread NOT_STARTED = new CallbackThread("not-started");
+
     private SlotHandOffStress() {
     }
 
@@ -57,7 +60,7 @@ public final class SlotHandOffStress {
 
         /** What the complete stage's thread does with sequence 0: the Disruptor sets the sequence after onEvent. */
         void completeFirst() {
-            CompleteStage.complete(ring.get(0), PipelineMonitor.NONE);
+            CompleteStage.complete(ring.get(0), PipelineMonitor.NONE, NOT_STARTED);
             completed.set(0);
         }
     }
@@ -140,7 +143,7 @@ public final class SlotHandOffStress {
         @Actor
         public void completeStage() {
             try {
-                CompleteStage.complete(slot, PipelineMonitor.NONE);
+                CompleteStage.complete(slot, PipelineMonitor.NONE, NOT_STARTED);
             } catch (RuntimeException e) {
                 broken = true;
             }
@@ -149,7 +152,8 @@ public final class SlotHandOffStress {
         @Actor
         public void shutdown() {
             try {
-                CompleteStage.abandon(slot, name -> new IllegalStateException("shut down before " + name));
+                CompleteStage.abandon(slot, name -> new IllegalStateException("shut down before " + name),
+                                      NOT_STARTED);
             } catch (RuntimeException e) {
                 broken = true;
             }

@@ -66,7 +66,7 @@ public class StoreShardsStress {
         CommandSlot slot = ring.get(0);
         int mine = slot.storeShard == shard ? 1 : 0;
         if (mine == 1) {
-            CompleteStage.complete(slot, PipelineMonitor.NONE);
+            CompleteStage.complete(slot, PipelineMonitor.NONE, SlotHandOffStress.NOT_STARTED);
         }
         passed.set(0);
         return mine;

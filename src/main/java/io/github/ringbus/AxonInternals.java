@@ -1,5 +1,9 @@
 package io.github.ringbus;
 
+import org.axonframework.commandhandling.CommandCallback;
+import org.axonframework.commandhandling.WrappedCommandCallback;
+import org.axonframework.commandhandling.callbacks.FailureLoggingCallback;
+import org.axonframework.commandhandling.gateway.RetryingCallback;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Component;
 import org.axonframework.eventsourcing.AbstractSnapshotTrigger;
@@ -49,6 +53,12 @@ import java.util.function.Function;
  *       on {@code SimpleCommandBus}, and never fires on a handler thread that has gone on to other commands while the
  *       command waits for its batch's store. Absent where Axon has no such interceptor. Fallback: the limit runs until
  *       the command completes, and may warn about and interrupt an idle handler thread.</li>
+ *   <li>The private fields through which Axon's wrapping callbacks ({@code WrappedCommandCallback}, which
+ *       {@code CommandGateway.send} makes, {@code FailureLoggingCallback}, the gateway's {@code RetryingCallback})
+ *       hold the callbacks they wrap ({@link #wrappedCallback}): a command dispatched on a callback thread with only
+ *       Axon's callbacks is completed on the complete stage's thread, for that thread may be waiting for it
+ *       ({@link CallbackThread}). Fallback: such a callback is handed to the callback thread, and a callback that
+ *       waits there for a {@code CommandGateway.send} future of its own waits for ever.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -114,6 +124,15 @@ final class AxonInternals {
     private static final Map<String, Boolean> AGGREGATE_HANDLER_CLASSES = Map.of(
             "AggregateConstructorCommandHandler", true, "AlwaysCreateAggregateCommandHandler", true,
             "AggregateCreateOrUpdateCommandHandler", true, "AggregateCommandHandler", false);
+    /**
+     * Axon's wrapping callbacks and the private fields that hold what they wrap (access 9), each field null when
+     * unavailable: {@code WrappedCommandCallback}'s two, {@code FailureLoggingCallback}'s and
+     * {@code RetryingCallback}'s one.
+     */
+    private static final Field WRAPPED_OUTER;
+    private static final Field WRAPPED_INNER;
+    private static final Field FAILURE_LOGGING_DELEGATE;
+    private static final Field RETRYING_DELEGATE;
     /** Axon's class of a running time limit, in Axon versions with Unit of Work timeouts (access 7). */
     static final String TIME_LIMITED_TASK = "org.axonframework.messaging.timeout.AxonTimeLimitedTask";
     private static final String TIMEOUT_INTERCEPTOR = "org.axonframework.messaging.timeout.UnitOfWorkTimeoutInterceptor";
@@ -148,6 +167,16 @@ final class AxonInternals {
                                              "several store threads assume Axon's default maxGapOffset (10,000)",
                                              () -> org.axonframework.eventsourcing.eventstore.jdbc
                                                      .JdbcEventStorageEngine.class.getDeclaredField(MAX_GAP_OFFSET));
+        String wrappers = "a command dispatched on a callback thread with a callback of Axon's gateway is completed "
+                + "on the callback thread, and a callback that waits there for such a command waits for ever";
+        WRAPPED_OUTER = (Field) access(unavailable, "WrappedCommandCallback.outerCallback", wrappers,
+                                       () -> WrappedCommandCallback.class.getDeclaredField("outerCallback"));
+        WRAPPED_INNER = (Field) access(unavailable, "WrappedCommandCallback.innerCallback", wrappers,
+                                       () -> WrappedCommandCallback.class.getDeclaredField("innerCallback"));
+        FAILURE_LOGGING_DELEGATE = (Field) access(unavailable, "FailureLoggingCallback.delegate", wrappers,
+                                                  () -> FailureLoggingCallback.class.getDeclaredField("delegate"));
+        RETRYING_DELEGATE = (Field) access(unavailable, "RetryingCallback.delegate", wrappers,
+                                           () -> RetryingCallback.class.getDeclaredField("delegate"));
         String timeLimitKey = null;
         Method completeTimeLimit = null;
         if (classExists(TIMEOUT_INTERCEPTOR)) {
@@ -193,6 +222,49 @@ final class AxonInternals {
      */
     static boolean isInstanceCommandHandler(Class<?> handlerType) {
         return handlerType.getName().equals(INSTANCE_COMMAND_HANDLER);
+    }
+
+    /**
+     * What one of Axon's wrapping callbacks wraps (access 9): the exact classes {@code WrappedCommandCallback} (index
+     * 0 its outer callback, 1 its inner one), {@code FailureLoggingCallback} and {@code RetryingCallback} (index 0).
+     *
+     * @param callback a callback
+     * @param index    which of the wrapped callbacks
+     * @return the wrapped callback; null when {@code callback} wraps none there (a {@code FailureLoggingCallback} that
+     * only logs), is none of those classes, or cannot be read on this Axon version (see {@link #isWrappingCallback})
+     */
+    static CommandCallback<?, ?> wrappedCallback(CommandCallback<?, ?> callback, int index) {
+        if (!isWrappingCallback(callback)) {
+            return null;
+        }
+        Class<?> type = callback.getClass();
+        Field field = null;
+        if (type == WrappedCommandCallback.class) {
+            field = index == 0 ? WRAPPED_OUTER : index == 1 ? WRAPPED_INNER : null;
+        } else if (index == 0 && type == FailureLoggingCallback.class) {
+            field = FAILURE_LOGGING_DELEGATE;
+        } else if (index == 0 && type == RetryingCallback.class) {
+            field = RETRYING_DELEGATE;
+        }
+        if (field == null) {
+            return null;
+        }
+        try {
+            return (CommandCallback<?, ?>) field.get(callback);
+        } catch (IllegalAccessException | RuntimeException unreadable) {
+            return null;
+        }
+    }
+
+    /**
+     * @param callback a callback
+     * @return true when it is one of Axon's wrapping callbacks (exact class) and what it wraps can be read (access 9)
+     */
+    static boolean isWrappingCallback(CommandCallback<?, ?> callback) {
+        Class<?> type = callback.getClass();
+        return type == WrappedCommandCallback.class ? WRAPPED_OUTER != null && WRAPPED_INNER != null
+                : type == FailureLoggingCallback.class ? FAILURE_LOGGING_DELEGATE != null
+                : type == RetryingCallback.class && RETRYING_DELEGATE != null;
     }
 
     /**

@@ -53,6 +53,8 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
     // --- written by the dispatching thread -------------------------------------------------------------------------
     CommandMessage<?> command;
     CommandCallback<Object, Object> callback;
+    /** Whether the command was dispatched on a callback thread, which may be waiting for it (see CallbackThread). */
+    boolean dispatchedOnCallbackThread;
     MessageMonitor.MonitorCallback monitorCallback;
     long dispatchedNanos;
     /** The slot's ring sequence, for as long as it holds this command. */
@@ -149,6 +151,7 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
         this.sequence = sequence;
         this.command = command;
         this.callback = callback;
+        this.dispatchedOnCallbackThread = CallbackThread.isCallbackThread();
         this.monitorCallback = monitorCallback;
         COMPLETION_CLAIMED.set(this, false);
     }

@@ -18,19 +18,27 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * and calls the caller's callback exactly once: with the handler's result, or with the first failure of any stage.
  * Then it drops the slot's references. One thread, in ring order.
  * <p>
- * Callbacks run on this thread. A callback that blocks holds up every command behind it; a callback that dispatches
- * is refused at once when the ring is full (see {@link io.github.ringbus.FullRingPolicy}).
+ * A callback that may wait is handed to the bus's {@link CallbackThread} and called there, after the command has
+ * completed here; Axon's callbacks that only wake a waiting thread or log (the {@code FutureCallback} of a
+ * {@code sendAndWait}, the no-op and logging callbacks) are called on this thread
+ * ({@link CallbackThread#runsOnCompleteThread}).
  */
 final class CompleteStage implements EventHandler<CommandSlot> {
 
     private static final Logger logger = LoggerFactory.getLogger(CompleteStage.class);
 
     private final PipelineMonitor monitor;
+    private final CallbackThread callbacks;
     private final boolean timed;
     private volatile Sequence sequence;
 
-    CompleteStage(PipelineMonitor monitor) {
+    /**
+     * @param monitor   the pipeline's monitor
+     * @param callbacks the thread that calls the callbacks that may wait
+     */
+    CompleteStage(PipelineMonitor monitor, CallbackThread callbacks) {
         this.monitor = monitor;
+        this.callbacks = callbacks;
         this.timed = monitor.timesStages();
     }
 
@@ -52,7 +60,7 @@ final class CompleteStage implements EventHandler<CommandSlot> {
         if (timed) {
             slot.completingNanos = System.nanoTime();
         }
-        complete(slot, monitor);
+        complete(slot, monitor, callbacks);
     }
 
     /**
@@ -61,7 +69,7 @@ final class CompleteStage implements EventHandler<CommandSlot> {
      * cleared for its next command. The one place a slot is finished. Does nothing to a slot whose command another
      * thread has taken on already (a shutdown that gave up waiting for this thread: see {@link #abandon}).
      */
-    static void complete(CommandSlot slot, PipelineMonitor monitor) {
+    static void complete(CommandSlot slot, PipelineMonitor monitor, CallbackThread callbacks) {
         if (!slot.claimCompletion()) {
             return;
         }
@@ -72,7 +80,7 @@ final class CompleteStage implements EventHandler<CommandSlot> {
                     ? slot.result
                     : resultOf(reported);
             report(slot, reported, monitor);
-            callBack(slot, result);
+            callBack(slot, result, callbacks);
         } finally {
             slot.clear();
         }
@@ -84,7 +92,7 @@ final class CompleteStage implements EventHandler<CommandSlot> {
      * alone, for that thread may still be reading them. The busy thread's own attempt to complete it then does
      * nothing.
      */
-    static void abandon(CommandSlot slot, Function<String, Throwable> failureForCommand) {
+    static void abandon(CommandSlot slot, Function<String, Throwable> failureForCommand, CallbackThread callbacks) {
         if (!slot.claimCompletion()) {
             return; // and read nothing of it: the thread that claimed it may be clearing it
         }
@@ -94,10 +102,15 @@ final class CompleteStage implements EventHandler<CommandSlot> {
         } catch (Throwable monitorFailure) {
             logger.warn("The message monitor failed on command [{}]", slot.commandName(), monitorFailure);
         }
-        callBack(slot, asCommandResultMessage(failure));
+        callBack(slot, asCommandResultMessage(failure), callbacks);
     }
 
-    private static void callBack(CommandSlot slot, CommandResultMessage<?> result) {
+    /** Calls the callback here when it cannot wait, else hands it to the callback thread (see the class). */
+    private static void callBack(CommandSlot slot, CommandResultMessage<?> result, CallbackThread callbacks) {
+        if (!CallbackThread.runsOnCompleteThread(slot.callback, slot.dispatchedOnCallbackThread)) {
+            callbacks.hand(slot.callback, slot.command, result);
+            return;
+        }
         try {
             slot.callback.onResult(slot.command, result);
         } catch (Throwable callbackFailure) {

@@ -3,9 +3,10 @@ package io.github.ringbus;
 /**
  * What {@code dispatch} does when every slot of the ring is taken.
  * <p>
- * A dispatch from one of the bus's own pipeline threads (a callback that dispatches another command) never waits: if
- * the ring is full it fails at once with {@link RingFullException}, because the slot it would wait for can only be
- * freed by the thread that is waiting.
+ * A dispatch from one of the bus's own stage threads (a handler or subscribing event handler that dispatches another
+ * command) never waits: if the ring is full it fails at once with {@link RingFullException}, because the slot it would
+ * wait for can only be freed by the thread that is waiting. An application's callback runs on the callback thread,
+ * not a stage thread: its dispatches follow the policy like any other.
  */
 public enum FullRingPolicy {
 

@@ -25,9 +25,10 @@ import java.util.function.UnaryOperator;
 import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
- * Commands dispatched from one of the ring's own threads (a handler, a callback, a subscribing event handler). Such a
- * command cannot complete through the ring while the dispatching thread waits for it: the store stage waits for every
- * handler thread, the complete stage for store and publish, and a callback runs on the complete stage. So:
+ * Commands dispatched from one of the ring's own threads (a handler, a subscribing event handler, a function chained
+ * onto a {@code FutureCallback} the complete stage completes; an application's callback runs on the callback thread,
+ * which is not one of them). Such a command cannot complete through the ring while the dispatching thread waits for
+ * it: the store stage waits for every handler thread, and the complete stage for store and publish. So:
  * <ul>
  *     <li><b>In place</b>, at once, on the dispatching thread, in a Unit of Work nested in the current one (as Axon's
  *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;

@@ -81,6 +81,8 @@ final class Pipeline implements RingStages {
     private final StagePlan.Facts facts;
     /** The graph of stage threads and what follows from it, in words (see {@link #shape()}). */
     private final String shape;
+    /** Calls the callbacks that may wait, off the stage threads (see CallbackThread). */
+    private final CallbackThread callbacks;
 
     /**
      * Wires the stages; starts no thread.
@@ -132,6 +134,7 @@ final class Pipeline implements RingStages {
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)
         // publishes after its store: only what was stored, whatever the mode.
         boolean storeCompletes = facts.storeCompletes();
+        this.callbacks = new CallbackThread(settings.threadNamePrefix() + "-callbacks");
         List<StagePlan.Stage> shards = new ArrayList<>();
         List<CompleteStage> completeStages = new ArrayList<>();
         List<StoreStage> storeStages = new ArrayList<>();
@@ -145,7 +148,7 @@ final class Pipeline implements RingStages {
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, gapBound,
                                                   shard);
             storeStages.add(storeStage);
-            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
+            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor(), callbacks);
             completeStages.add(completeStage);
             shards.add(StagePlan.storing("store-complete" + suffix, new StoreShard(
                     shard, storeShards, storeStage, new StageGuard("store" + suffix, storeStage, leftInterrupts),
@@ -170,7 +173,7 @@ final class Pipeline implements RingStages {
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null, 0);
             storeStages.add(storeStage);
             store = new StageGuard("store", storeStage, leftInterrupts);
-            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor());
+            CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor(), callbacks);
             completeStages.add(completeStage);
             StagePlan.Stage storing = StagePlan.storing("store", store);
             StagePlan.Stage completing = StagePlan.stage("complete",
@@ -275,6 +278,7 @@ final class Pipeline implements RingStages {
     /** Starts the stage threads. */
     @Override
     public void start() {
+        callbacks.start();
         disruptor.start();
     }
 
@@ -472,7 +476,8 @@ final class Pipeline implements RingStages {
      *       still store them), else with a {@link ShutdownInProgressException}.</li>
      * </ul>
      * The claim on each slot ({@link CommandSlot#claimCompletion()}) makes sure that a callback is called once, by
-     * whichever thread gets there first.
+     * whichever thread gets there first. Then the callback thread makes the calls handed to it and ends (waited for
+     * at most the stage threads' grace).
      */
     @Override
     public void completeUnfinished() {
@@ -491,13 +496,20 @@ final class Pipeline implements RingStages {
         for (long sequence = first; sequence <= handedOver; sequence++) {
             CommandSlot slot = ring.get(sequence);
             if (sequence <= storedUpTo) {
-                CompleteStage.complete(slot, PipelineMonitor.NONE);
+                CompleteStage.complete(slot, PipelineMonitor.NONE, callbacks);
             } else if (!busy.isEmpty()) {
-                CompleteStage.abandon(slot, failure);
+                CompleteStage.abandon(slot, failure, callbacks);
             } else if (slot.callback != null) {
                 slot.failBeforeHandler(failure.apply(slot.commandName()));
-                CompleteStage.complete(slot, PipelineMonitor.NONE);
+                CompleteStage.complete(slot, PipelineMonitor.NONE, callbacks);
             }
+        }
+        // Every command has completed or been failed: the callbacks handed over are called before shutdown returns,
+        // within the stage threads' grace.
+        try {
+            callbacks.stop(stageEndGraceNanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -18,8 +18,9 @@ interface RingStages {
     void drainAndStop(long timeoutNanos) throws InterruptedException;
 
     /**
-     * Completes every command left in the ring (with a shutdown failure), on the calling thread. Called once, when
-     * no dispatcher can hand a command over any more.
+     * Completes every command left in the ring (with a shutdown failure), on the calling thread, and waits for the
+     * callbacks handed off the stage threads to be called. Called once, when no dispatcher can hand a command over
+     * any more.
      */
     void completeUnfinished();
 }

@@ -22,8 +22,7 @@
  *   <li><b>the front door</b>: {@code Dispatches} (the way in: span, interceptors, monitor, gate, slot),
  *       {@code Admission} (a slot for each command, or its refusal), {@code RingLifecycle} (the gate dispatchers pass,
  *       start and shutdown), {@code NestedDispatch} (commands sent from the ring's own threads),
- *       {@code TracedCallback}, {@code RingAggregates}, {@code MirroredSubscriptions} (handlers also subscribed on
- *       another bus);</li>
+ *       {@code RingAggregates}, {@code MirroredSubscriptions} (handlers also subscribed on another bus);</li>
  *   <li><b>the pipeline</b>: {@code Pipeline} with its {@code StagePlan} (the ring's shape, stated once), one class per
  *       stage ({@code PreloadStage}, {@code HandleStage} and {@code WholeCommandRunner}, {@code StoreStage},
  *       {@code PublishStage}, {@code CompleteStage}; {@code StoreShard} and {@code PreloadThenHandle} run two on one
@@ -37,15 +36,17 @@
  *       aggregates in memory ({@code RingRepository}, Axon's repository for the handler code;
  *       {@code PreloadedAggregates}, the preload thread's part of it: {@code AggregateCache} and the reads ahead of
  *       missing aggregates on {@code ColdReads}; {@code AggregateHolder}: who owns an aggregate at each moment), routes
- *       ({@code CommandRoutes}), the stage threads ({@code PipelineThreads});</li>
+ *       ({@code CommandRoutes}), the stage threads ({@code PipelineThreads}) and the callback thread
+ *       ({@code CallbackThread}: callbacks that may wait, off the stage threads);</li>
  *   <li><b>the adapters</b> of what Axon does not make public: {@code AxonInternals}, {@code AggregateConfigurerSettings},
  *       off-pipeline snapshots; and of Axon Server's error codes ({@code AxonServerFailures});</li>
  *   <li>and, used by all, <b>the vocabulary</b>: settings ({@code RingSettings}, {@code Defaults}), the public enums,
- *       exceptions and monitor types, the event store.</li>
+ *       exceptions and monitor types, the event store, the caller's callback with its span ({@code TracedCallback}).</li>
  * </ol>
  * The default topology ({@link io.github.ringbus.PublishMode#IN_TRANSACTION}):
  * <pre>
  *   dispatch --&gt; preload --&gt; handle --&gt; store (append + subscribers, one transaction) --&gt; complete --&gt; callback
+ *   (an application's callback on the callback thread; Axon's FutureCallback of sendAndWait on the complete stage's)
  * </pre>
  * With {@link io.github.ringbus.PublishMode#PARALLEL}:
  * <pre>

@@ -95,7 +95,7 @@ class AdaptiveWaitStrategyTest {
                                 .collect(Collectors.toList());
             } while (!threads.stream().allMatch(thread -> thread.getState() == Thread.State.WAITING)
                     && System.nanoTime() - deadline < 0);
-            assertThat(threads).as("preload, handle-0, store-complete-0..2").hasSize(5)
+            assertThat(threads).as("preload, handle-0, store-complete-0..2, callbacks").hasSize(6)
                                .allMatch(thread -> thread.getState() == Thread.State.WAITING,
                                          "blocked (WAITING) after 10 s idle");
         } finally {
@@ -125,12 +125,13 @@ class AdaptiveWaitStrategyTest {
                                        .filter(thread -> thread.getState() != Thread.State.WAITING)
                                        .map(thread -> thread.getName() + " " + thread.getState())
                                        .collect(Collectors.toList());
-            if (notBlocked.isEmpty() && stageThreads().size() == 6) {
+            if (notBlocked.isEmpty() && stageThreads().size() == 7) {
                 return;
             }
             Thread.sleep(10);
         } while (System.nanoTime() - deadline < 0);
         assertThat(notBlocked).as("stage threads not blocked after 10 s idle").isEmpty();
-        assertThat(stageThreads()).as("stage threads: preload, 2 handle, store, publish, complete").hasSize(6);
+        assertThat(stageThreads()).as("stage threads: preload, 2 handle, store, publish, complete; callbacks")
+                                  .hasSize(7);
     }
 }

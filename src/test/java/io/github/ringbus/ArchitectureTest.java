@@ -313,7 +313,7 @@ class ArchitectureTest {
     static {
         CORE_LAYERS.put("Bus", Set.of("RingCommandBus", "RingbusConfigurerModule", "OwnRepositoryAggregates"));
         CORE_LAYERS.put("Front door", Set.of("Dispatches", "Admission", "RingLifecycle", "NestedDispatch",
-                                             "TracedCallback", "RingAggregates", "RefusalLog",
+                                             "RingAggregates", "RefusalLog",
                                              "MirroredSubscriptions"));
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
@@ -326,7 +326,7 @@ class ArchitectureTest {
                                             "PreloadedAggregates", "OutsideRingRepository", "StoreMarks", "ColdReads",
                                             "AggregateCache", "CacheEvictions", "MessageDelivery", "CommandRoutes",
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
-                                            "PipelineThreads"));
+                                            "PipelineThreads", "CallbackThread"));
         CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AxonServerFailures", "AggregateConfigurerSettings", "OffPipelineSnapshots",
                                            "OffPipelineSnapshotter"));
         CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
@@ -334,7 +334,7 @@ class ArchitectureTest {
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
                                              "PipelineMonitor", "StageTimes", "StageThreadTimes", "StoreFailure", "StoreBatchListener",
-                                             "RunOnce"));
+                                             "RunOnce", "TracedCallback"));
     }
 
     @Test

@@ -175,4 +175,45 @@ class AxonInternalsTest {
         assertThat(subscribed.values()).anyMatch(h -> AxonInternals.aggregateHandlerOf(h).creates())
                                        .anyMatch(h -> !AxonInternals.aggregateHandlerOf(h).creates());
     }
+
+    @Test
+    void theCallbacksAxonsGatewayWrapsCanBeRead() {
+        java.util.List<org.axonframework.commandhandling.CommandCallback<?, ?>> dispatched = new java.util.ArrayList<>();
+        org.axonframework.commandhandling.SimpleCommandBus bus =
+                new org.axonframework.commandhandling.SimpleCommandBus(
+                        org.axonframework.commandhandling.SimpleCommandBus.builder()) {
+                    @Override
+                    public <C, R> void dispatch(
+                            org.axonframework.commandhandling.CommandMessage<C> command,
+                            org.axonframework.commandhandling.CommandCallback<? super C, ? super R> callback) {
+                        dispatched.add(callback);
+                    }
+                };
+        java.util.concurrent.ScheduledExecutorService scheduler =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            org.axonframework.commandhandling.gateway.DefaultCommandGateway.builder().commandBus(bus)
+                    .retryScheduler(org.axonframework.commandhandling.gateway.IntervalRetryScheduler.builder()
+                                            .retryExecutor(scheduler).retryInterval(10).maxRetryCount(1).build())
+                    .build().send("command");
+        } finally {
+            scheduler.shutdownNow();
+        }
+
+        // CommandGateway.send: a RetryingCallback around a WrappedCommandCallback of a FailureLoggingCallback (around
+        // nothing: it only logs) and the FutureCallback.
+        org.axonframework.commandhandling.CommandCallback<?, ?> retrying = dispatched.get(0);
+        org.axonframework.commandhandling.CommandCallback<?, ?> wrapped = AxonInternals.wrappedCallback(retrying, 0);
+        assertThat(wrapped).isInstanceOf(org.axonframework.commandhandling.WrappedCommandCallback.class);
+        org.axonframework.commandhandling.CommandCallback<?, ?> failureLogging =
+                AxonInternals.wrappedCallback(wrapped, 0);
+        assertThat(failureLogging)
+                .isInstanceOf(org.axonframework.commandhandling.callbacks.FailureLoggingCallback.class);
+        assertThat(AxonInternals.isWrappingCallback(failureLogging)).isTrue();
+        assertThat(AxonInternals.wrappedCallback(failureLogging, 0)).isNull();
+        assertThat(AxonInternals.wrappedCallback(wrapped, 1))
+                .isInstanceOf(org.axonframework.commandhandling.callbacks.FutureCallback.class);
+        assertThat(CallbackThread.runsOnCompleteThread(retrying, true)).isTrue();
+        assertThat(CallbackThread.runsOnCompleteThread(retrying, false)).isFalse();
+    }
 }

@@ -63,14 +63,14 @@ class CompactTopologyTest {
     }
 
     @Test
-    void theStagesRunOnTwoThreads() throws Exception {
+    void theStagesRunOnTwoThreadsBesideTheCallbackThread() throws Exception {
         started(PublishMode.PARALLEL);
         send(new Open("a"));
 
         List<String> names = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                                    .filter(name -> name.startsWith("compact-") && !name.endsWith("-snapshot"))
                                    .sorted().collect(Collectors.toList());
-        assertThat(names).containsExactly("compact-preload-handle", "compact-store-complete");
+        assertThat(names).containsExactly("compact-callbacks", "compact-preload-handle", "compact-store-complete");
     }
 
     @Test

@@ -99,7 +99,8 @@ class StagePlanTest {
         try {
             Set<String> running = new TreeSet<>();
             for (Thread thread : Thread.getAllStackTraces().keySet()) {
-                if (thread.getName().startsWith(prefix + "-")) {
+                // Beside the stage threads: the callback thread, which runs no stage.
+                if (thread.getName().startsWith(prefix + "-") && !thread.getName().endsWith("-callbacks")) {
                     running.add(thread.getName().substring(prefix.length() + 1));
                 }
             }

@@ -301,10 +301,9 @@ class ShutdownTest {
     }
 
     /**
-     * A callback still running when shutdown gives up (its timeout for the ring, then as long again for the stage
-     * threads) holds the complete stage's thread. Shutdown returns all the same; the commands behind that callback
-     * were stored by then, so their callbacks get their real outcome, success; and when the stuck callback returns,
-     * its thread finishes its batch without calling any callback a second time.
+     * A callback still running when shutdown gives up (after the stage threads' grace) holds the callback thread,
+     * not the ring: the commands behind it completed and were stored, and shutdown returns all the same. When the
+     * stuck callback returns, the callbacks handed over behind it are called, each once, with their real outcome.
      */
     @Test
     void aCallbackThatOutlastsShutdownIsCalledOnceAndTheStoredCommandsBehindItSucceed() throws Exception {
@@ -326,16 +325,19 @@ class ShutdownTest {
         }
         awaitCondition(() -> ring.storedPayloads("behind-19").size() == 1);
         Thread completeStage = stageThread("stuck-callback-complete");
+        Thread callbackThread = stageThread("stuck-callback-callbacks");
 
         ring.bus.shutdown();
-        release.countDown();
-        completeStage.join(TimeUnit.SECONDS.toMillis(10));
 
         assertThat(completeStage.isAlive()).isFalse();
+        assertThat(behind).noneMatch(Outcome::isDone);
+        release.countDown();
+        callbackThread.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(callbackThread.isAlive()).isFalse();
         assertThat(stuckCalls).hasValue(1);
         for (int i = 0; i < behind.size(); i++) {
-            assertThat(behind.get(i).calls()).isEqualTo(1);
             assertThat(behind.get(i).awaitSuccess()).isEqualTo("behind-" + i);
+            assertThat(behind.get(i).calls()).isEqualTo(1);
         }
     }
 
