@@ -59,6 +59,11 @@ final class CallbackThread {
     private boolean ended;
     /** Guarded by {@link #lock}: the runner waits on {@link #handedOver} (so {@link #hand} signals only then). */
     private boolean runnerWaiting;
+    /**
+     * Calls handed over so far; written by {@link #hand} under the lock, read by the runner without it while it spins
+     * before blocking (see {@link #awaitHandedOver}).
+     */
+    private volatile long handedCount;
     private final Runner runner;
 
     /** @param name the name of the thread (not started here) */
@@ -132,6 +137,7 @@ final class CallbackThread {
                 incoming.add(callback);
                 incoming.add(command);
                 incoming.add(result);
+                handedCount = handedCount + 1; // under the lock: one writer at a time
                 if (runnerWaiting) {
                     handedOver.signal();
                 }
@@ -176,7 +182,13 @@ final class CallbackThread {
     }
 
     private void run() {
-        while (takeHandedOver()) {
+        long seen = 0;
+        while (true) {
+            awaitHandedOver(seen);
+            seen = takeHandedOver();
+            if (seen < 0) {
+                return;
+            }
             // Three entries per call (see incoming): no record allocated per callback.
             while (!taken.isEmpty()) {
                 @SuppressWarnings("unchecked")
@@ -193,17 +205,44 @@ final class CallbackThread {
     }
 
     /**
+     * Spins, then yields, for a while before {@link #takeHandedOver} blocks, as the stage threads' wait strategy
+     * does ({@link AdaptiveWaitStrategy}): under load the next callback comes within microseconds, and a thread that
+     * blocked costs a wake-up per callback (measured: see docs/benchmarks.md, "Callbacks off the stage threads").
+     *
+     * @param seen the count of calls handed over that the runner has taken
+     */
+    private void awaitHandedOver(long seen) {
+        if (handedCount != seen) {
+            return;
+        }
+        for (int i = 0; i < AdaptiveWaitStrategy.SPINS; i++) {
+            Thread.onSpinWait();
+            if (handedCount != seen) {
+                return;
+            }
+        }
+        long yieldUntil = System.nanoTime() + AdaptiveWaitStrategy.YIELD_NANOS;
+        do {
+            Thread.yield();
+            if (handedCount != seen) {
+                return;
+            }
+        } while (System.nanoTime() - yieldUntil < 0);
+    }
+
+    /**
      * Waits for calls and moves them all to {@link #taken}, swapping the two queues under the lock.
      *
-     * @return false when closing and nothing is left: the thread ends
+     * @return the count of calls handed over so far, all of them now taken; -1 when closing and nothing is left: the
+     * thread ends
      */
-    private boolean takeHandedOver() {
+    private long takeHandedOver() {
         lock.lock();
         try {
             while (incoming.isEmpty()) {
                 if (closing) {
                     ended = true;
-                    return false;
+                    return -1;
                 }
                 runnerWaiting = true;
                 try {
@@ -215,7 +254,7 @@ final class CallbackThread {
             ArrayDeque<Object> full = incoming;
             incoming = taken;
             taken = full;
-            return true;
+            return handedCount;
         } finally {
             lock.unlock();
         }
