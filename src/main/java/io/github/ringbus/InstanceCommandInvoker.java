@@ -9,6 +9,7 @@ import org.axonframework.modelling.command.inspection.ForwardingCommandMessageHa
 
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
@@ -23,19 +24,21 @@ import java.util.stream.Collectors;
  * forwards by entity) is handled by Axon's own {@code handle}. Exceptions reach the caller as Axon's would: what the
  * handler throws, or {@link NoHandlerForCommandException} when no handler matches.
  * <p>
- * Thread safety: the per-class handler lists are computed once ({@link ClassValue}) and read-only after.
+ * Thread safety: the per-class handler lists are computed once per class (a concurrent map of this invoker's own) and
+ * read-only after.
  *
  * @param <T> the aggregate type
  */
 final class InstanceCommandInvoker<T> {
 
     private final AggregateModel<T> model;
-    private final ClassValue<Plan> plans = new ClassValue<>() {
-        @Override
-        protected Plan computeValue(Class<?> type) {
-            return plan(type);
-        }
-    };
+    /**
+     * The plan of each aggregate class this invoker has met (the root and its polymorphic subtypes). A map of the
+     * invoker's own, not a {@code ClassValue}: a class keeps its {@code ClassValue}s' values for as long as the class
+     * lives, and a plan holds the handlers, their parameter resolvers and, through them, the whole configuration, so
+     * every bus ever built would stay in memory (ShutDownBusIsCollectedTest).
+     */
+    private final ConcurrentHashMap<Class<?>, Plan> plans = new ConcurrentHashMap<>(4);
 
     InstanceCommandInvoker(AggregateModel<T> model) {
         this.model = Objects.requireNonNull(model, "model");
@@ -49,7 +52,7 @@ final class InstanceCommandInvoker<T> {
      */
     Object handle(EventSourcedAggregate<T> aggregate, CommandMessage<?> command) throws Exception {
         T root = aggregate.getAggregateRoot();
-        Plan plan = root == null ? null : plans.get(root.getClass());
+        Plan plan = root == null ? null : planOf(root.getClass());
         if (plan == null || plan.handlers == null) {
             return aggregate.handle(command);
         }
@@ -70,6 +73,11 @@ final class InstanceCommandInvoker<T> {
         } catch (Rethrown rethrown) {
             throw rethrown.checked;
         }
+    }
+
+    private Plan planOf(Class<?> rootType) {
+        Plan plan = plans.get(rootType);
+        return plan != null ? plan : plans.computeIfAbsent(rootType, this::plan);
     }
 
     @SuppressWarnings("unchecked")
