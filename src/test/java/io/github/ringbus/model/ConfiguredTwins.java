@@ -22,7 +22,9 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 
 /**
  * One Axon application built twice from the same configuration: once as Axon builds it (its
- * {@code SimpleCommandBus} and {@code EmbeddedEventStore}), once with ringbus as the command bus and its event store,
+ * {@code SimpleCommandBus} and {@code EmbeddedEventStore}), once with ringbus as the command bus and its event store
+ * (built from the configuration as the README shows, {@code RingCommandBus.builder().axonConfiguration(c)}: its
+ * event store, transaction manager, message monitor and correlation data providers),
  * each over an in-memory engine of its own. A scenario sends the same commands to both and compares what each caller
  * was told ({@link Outcome}) and what each store holds ({@link #storedOnBoth}). The oracle is Axon's bus: whatever it
  * does, the ring must do.
@@ -49,7 +51,7 @@ final class ConfiguredTwins implements AutoCloseable {
         application.accept(axonConfigurer);
         Configurer ringConfigurer = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(ringEngine).build())
-                .configureCommandBus(c -> ringSettings.apply(RingCommandBus.builder().eventStore(c.eventStore())).build());
+                .configureCommandBus(c -> ringSettings.apply(RingCommandBus.builder().axonConfiguration(c)).build());
         application.accept(ringConfigurer);
         this.axon = axonConfigurer.start();
         this.ring = ringConfigurer.start();
