@@ -132,7 +132,7 @@ final class NestedDispatch {
      * dispatched earlier is still ahead of it in the ring (running this one first would change their order). The
      * command runs on the aggregate's state in the ring (every command of it handled so far), its events join the
      * outer command's, and the aggregate shares the outer command's fate from then on: stored in its transaction,
-     * restored if it fails, given up if its events fail to be stored ({@link CommandSlot#borrow}). If the nested
+     * restored if it fails, given up if its events fail to be stored ({@link CommandLedger#borrow}). If the nested
      * command itself fails, its events are discarded and the aggregate restored; the outer command goes on.
      *
      * @return null when the command ran (its callback was called), otherwise why it cannot run here
@@ -253,7 +253,7 @@ final class NestedDispatch {
      * Axon's repositories allow. Where this thread owns every aggregate and their cache ({@link Topology#COMPACT}),
      * the aggregate is lent to the command as to a command run in place on it: in its state in the ring (every command
      * of it before this one in ring order), its events joining the command's, restored if the command fails, given up
-     * if they fail to be stored ({@link CommandSlot#borrow}). A second load of it in the same command gets the same
+     * if they fail to be stored ({@link CommandLedger#borrow}). A second load of it in the same command gets the same
      * instance, as in Axon's Unit of Work. Elsewhere another thread owns it, and the load fails, saying how to route
      * the command (the preload stage routes a command that names its aggregate with
      * {@code @TargetAggregateIdentifier}: {@code PreloadStage}, which finds its type by {@link

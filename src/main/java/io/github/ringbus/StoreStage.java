@@ -66,7 +66,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Unit of Work of its own per attempt, so that a store that commits with the Unit of Work (Axon Server's) commits the
  * batch as one transaction after the subscribers. The first stored event of each payload type is read back once
  * (see {@link #readBackNewTypes}); a command the store refused because another writer appended to its aggregate
- * first is handled again on the aggregate as stored where it may be ({@link #handledAgainOnStored}).
+ * first is handled again on the aggregate as stored where it may be ({@link RefusedBatch#handledAgainOnStored}).
  * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
  * is given (subscribers may keep it).
  */

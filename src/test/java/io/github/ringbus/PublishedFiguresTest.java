@@ -106,4 +106,62 @@ class PublishedFiguresTest {
                                                  .contains(flat(row[2]));
         }
     }
+
+    /**
+     * The cases the README's table states, each with the rows of docs/performance.md's table for the same case. A
+     * README row not listed here fails the test below, so that a new case gets its counterpart.
+     */
+    private static final Map<String, List<String>> SAME_CASE = Map.of(
+            "PostgreSQL (`fsync=on`), 1 / 8 / 64 dispatching threads",
+            List.of("durable PostgreSQL (`fsync=on`), 1 dispatching thread", "durable PostgreSQL, 8 dispatching threads",
+                    "durable PostgreSQL, 64 dispatching threads"),
+            "in memory, 1 and 4 dispatching threads", List.of("in memory, 1 / 4 dispatching threads"),
+            "`sendAndWait` from one thread, median / p99", List.of("`sendAndWait` from one thread, median / p99"));
+
+    /** The figure cells of a page's table by case: the second cell of each row, up to its first parenthesis. */
+    private static Map<String, String> figureCells(String page, String header) throws IOException {
+        String text = Files.readString(Path.of(page));
+        int start = text.indexOf(header);
+        assertThat(start).as("%s has its table headed %s", page, header).isNotNegative();
+        Map<String, String> cells = new LinkedHashMap<>();
+        for (String line : text.substring(start).split("\n")) {
+            if (!line.startsWith("|")) {
+                break;
+            }
+            String[] cell = line.split(" \\| ");
+            if (cell.length < 2 || line.startsWith("|---") || line.startsWith(header)) {
+                continue;
+            }
+            String figures = cell[1].replace("|", "").strip();
+            cells.put(cell[0].substring(2).strip(), figures.contains("(") ? figures.substring(0, figures.indexOf('('))
+                                                                            .strip() : figures);
+        }
+        return cells;
+    }
+
+    private static List<String> numbers(String cell) {
+        List<String> numbers = new ArrayList<>();
+        Matcher number = Pattern.compile("\\d+(?:\\.\\d+)?").matcher(cell);
+        while (number.find()) {
+            numbers.add(number.group());
+        }
+        return numbers;
+    }
+
+    @Test
+    void theReadmeAndThePerformancePageGiveTheSameFiguresForEachCase() throws IOException {
+        Map<String, String> readme = figureCells("README.md", "| case (2 cores) |");
+        Map<String, String> performance = figureCells("docs/performance.md", "| case (2 vCPUs");
+        assertThat(readme.keySet()).as("the README's cases, each with its rows on docs/performance.md")
+                                   .isSubsetOf(SAME_CASE.keySet()).isNotEmpty();
+        readme.forEach((readmeCase, readmeFigures) -> {
+            List<String> onPerformance = new ArrayList<>();
+            for (String row : SAME_CASE.get(readmeCase)) {
+                assertThat(performance).as("docs/performance.md states the case [%s]", row).containsKey(row);
+                onPerformance.addAll(numbers(performance.get(row)));
+            }
+            assertThat(onPerformance).as("docs/performance.md's figures for the README's case [%s]", readmeCase)
+                                     .isEqualTo(numbers(readmeFigures));
+        });
+    }
 }

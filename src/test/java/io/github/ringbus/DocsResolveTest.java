@@ -1,0 +1,205 @@
+package io.github.ringbus;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every link and every name the project's documentation gives resolves to something that exists: relative links in
+ * README.md and docs/ to files of the repository; the {@code ClassName.member} names of ringbus's own classes that
+ * the docs cite in backticks, and the {@code {@link Class#member}} references of the main sources' Javadoc, to a
+ * member of that class (or of a class it extends). A renamed or moved method fails here instead of leaving a name a
+ * reader cannot find.
+ */
+class DocsResolveTest {
+
+    private static final Path ROOT = Paths.get("").toAbsolutePath();
+    private static final Pattern MARKDOWN_LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
+    private static final Pattern CITED_MEMBER = Pattern.compile("`([A-Z][A-Za-z0-9]*)\\.([a-z][A-Za-z0-9]*)(?:\\([^`]*\\))?`");
+    private static final Pattern JAVADOC_LINK =
+            Pattern.compile("\\{@link(?:plain)?\\s+([A-Za-z0-9_.]*)#([A-Za-z0-9_]+)[^}]*}");
+
+    private static List<Path> markdownFiles() throws IOException {
+        List<Path> files = new ArrayList<>();
+        files.add(ROOT.resolve("README.md"));
+        files.add(ROOT.resolve("CHANGELOG.md"));
+        try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
+            docs.filter(path -> path.toString().endsWith(".md")).forEach(files::add);
+        }
+        try (Stream<Path> benchmarks = Files.list(ROOT.resolve("benchmarks"))) {
+            benchmarks.filter(path -> path.toString().endsWith(".md")).forEach(files::add);
+        }
+        return files;
+    }
+
+    @Test
+    void everyRelativeLinkInTheDocsLeadsToAFileOfTheRepository() throws IOException {
+        Set<String> broken = new TreeSet<>();
+        for (Path file : markdownFiles()) {
+            Matcher link = MARKDOWN_LINK.matcher(Files.readString(file));
+            while (link.find()) {
+                String target = link.group(1);
+                if (target.startsWith("http:") || target.startsWith("https:") || target.startsWith("mailto:")
+                        || target.startsWith("#")) {
+                    continue;
+                }
+                String path = target.contains("#") ? target.substring(0, target.indexOf('#')) : target;
+                Path resolved = file.getParent().resolve(path).normalize();
+                if (!resolved.startsWith(ROOT) || !Files.exists(resolved)) {
+                    broken.add(ROOT.relativize(file) + " -> " + target);
+                }
+            }
+        }
+        assertThat(broken).as("links that lead nowhere (or out of the repository)").isEmpty();
+    }
+
+    @Test
+    void everyMemberOfRingbusThatTheDocsCiteExists() throws IOException {
+        Map<String, Class<?>> classes = ringbusClassesBySimpleName();
+        Set<String> missing = new TreeSet<>();
+        for (Path file : markdownFiles()) {
+            Matcher cited = CITED_MEMBER.matcher(Files.readString(file));
+            while (cited.find()) {
+                Class<?> type = classes.get(cited.group(1));
+                if (type != null && !cited.group(2).equals("java") && !hasMember(type, cited.group(2))) {
+                    missing.add(ROOT.relativize(file) + ": " + cited.group(1) + "." + cited.group(2));
+                }
+            }
+        }
+        assertThat(missing).as("names of ringbus members the docs cite that do not exist").isEmpty();
+    }
+
+    @Test
+    void everyJavadocLinkToAMemberOfRingbusResolves() throws IOException {
+        Map<String, Class<?>> classes = ringbusClassesBySimpleName();
+        Set<String> missing = new TreeSet<>();
+        for (Path source : mainSources()) {
+            String text = Files.readString(source);
+            String own = source.getFileName().toString().replace(".java", "");
+            Matcher link = JAVADOC_LINK.matcher(text);
+            while (link.find()) {
+                String typeName = link.group(1).isEmpty() ? own : link.group(1);
+                String simple = typeName.substring(typeName.lastIndexOf('.') + 1);
+                Class<?> ownType = classes.get(own);
+                // A link without a class, or to a class nested in this file, is this file's: its own classes first.
+                Class<?> type = link.group(1).isEmpty() ? ownType : nested(ownType, simple);
+                if (type == null) {
+                    type = classes.get(simple);
+                }
+                if (type == null) {
+                    continue; // a class of Axon, the JDK or the Disruptor: their names are theirs to keep
+                }
+                if (link.group(1).isEmpty() && !hasMember(type, link.group(2))
+                        && Arrays.stream(type.getDeclaredClasses()).anyMatch(n -> hasMember(n, link.group(2)))) {
+                    continue; // written inside a nested class, of its own member
+                }
+                if (type != null && !hasMember(type, link.group(2))) {
+                    missing.add(ROOT.relativize(source) + ": " + typeName + "#" + link.group(2));
+                }
+            }
+        }
+        assertThat(missing).as("Javadoc links to ringbus members that do not exist").isEmpty();
+    }
+
+    private static Class<?> nested(Class<?> outer, String simpleName) {
+        if (outer == null) {
+            return null;
+        }
+        return Arrays.stream(outer.getDeclaredClasses()).filter(c -> c.getSimpleName().equals(simpleName))
+                     .findFirst().orElse(null);
+    }
+
+    private static List<Path> mainSources() throws IOException {
+        try (Stream<Path> sources = Files.walk(ROOT.resolve("src/main/java"))) {
+            return sources.filter(path -> path.toString().endsWith(".java")).collect(Collectors.toList());
+        }
+    }
+
+    /** Every class of ringbus's main sources, nested ones included, by simple name (first one wins). */
+    private static Map<String, Class<?>> ringbusClassesBySimpleName() throws IOException {
+        Map<String, Class<?>> classes = new HashMap<>();
+        Path base = ROOT.resolve("src/main/java");
+        for (Path source : mainSources()) {
+            if (source.getFileName().toString().equals("package-info.java")) {
+                continue;
+            }
+            String name = base.relativize(source).toString().replace(".java", "").replace('/', '.');
+            try {
+                Class<?> type = Class.forName(name, false, DocsResolveTest.class.getClassLoader());
+                classes.putIfAbsent(type.getSimpleName(), type);
+                for (Class<?> nested : type.getDeclaredClasses()) {
+                    classes.putIfAbsent(nested.getSimpleName(), nested);
+                }
+            } catch (ClassNotFoundException | LinkageError e) {
+                // a class that needs what the test class path lacks: its names are not checked
+            }
+        }
+        return classes;
+    }
+
+    private static boolean hasMember(Class<?> type, String name) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            if (declares(c, name)) {
+                return true;
+            }
+            for (Class<?> implemented : c.getInterfaces()) {
+                if (declaresInHierarchy(implemented, name)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean declaresInHierarchy(Class<?> type, String name) {
+        if (declares(type, name)) {
+            return true;
+        }
+        for (Class<?> parent : type.getInterfaces()) {
+            if (declaresInHierarchy(parent, name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean declares(Class<?> type, String name) {
+        for (Method method : type.getDeclaredMethods()) {
+            if (method.getName().equals(name)) {
+                return true;
+            }
+        }
+        for (Field field : type.getDeclaredFields()) {
+            if (field.getName().equals(name)) {
+                return true;
+            }
+        }
+        for (Class<?> nested : type.getDeclaredClasses()) {
+            if (nested.getSimpleName().equals(name)) {
+                return true;
+            }
+        }
+        if (type.isRecord()) {
+            return Arrays.stream(type.getRecordComponents()).anyMatch(c -> c.getName().equals(name));
+        }
+        return false;
+    }
+}
