@@ -36,7 +36,7 @@ final class AdaptiveWaitStrategy implements WaitStrategy {
 
     /** How long the ring must stay empty for a stage before its thread blocks. */
     static final long IDLE_BEFORE_BLOCKING = TimeUnit.MILLISECONDS.toNanos(1);
-    static final int SPINS = 100;
+    private static final int SPINS = 100;
     /**
      * How long a waiting stage thread keeps yielding before it parks. A park costs about 50 µs to come back from
      * (the OS's timer slack): a {@code sendAndWait} round trip from one thread leaves each stage idle while the

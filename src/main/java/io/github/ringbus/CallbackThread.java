@@ -40,6 +40,10 @@ import java.util.concurrent.locks.ReentrantLock;
 final class CallbackThread {
 
     private static final Logger logger = LoggerFactory.getLogger(CallbackThread.class);
+    /** Spins before yielding, as the stage threads' wait strategy ({@code AdaptiveWaitStrategy}, measured there). */
+    private static final int SPINS = 100;
+    /** How long the runner yields before it blocks, as the stage threads do ({@code AdaptiveWaitStrategy}). */
+    private static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition handedOver = lock.newCondition();
@@ -206,7 +210,7 @@ final class CallbackThread {
 
     /**
      * Spins, then yields, for a while before {@link #takeHandedOver} blocks, as the stage threads' wait strategy
-     * does ({@link AdaptiveWaitStrategy}): under load the next callback comes within microseconds, and a thread that
+     * does ({@code AdaptiveWaitStrategy}): under load the next callback comes within microseconds, and a thread that
      * blocked costs a wake-up per callback (measured: see docs/benchmarks.md, "Callbacks off the stage threads").
      *
      * @param seen the count of calls handed over that the runner has taken
@@ -215,13 +219,13 @@ final class CallbackThread {
         if (handedCount != seen) {
             return;
         }
-        for (int i = 0; i < AdaptiveWaitStrategy.SPINS; i++) {
+        for (int i = 0; i < SPINS; i++) {
             Thread.onSpinWait();
             if (handedCount != seen) {
                 return;
             }
         }
-        long yieldUntil = System.nanoTime() + AdaptiveWaitStrategy.YIELD_NANOS;
+        long yieldUntil = System.nanoTime() + YIELD_NANOS;
         do {
             Thread.yield();
             if (handedCount != seen) {

@@ -240,8 +240,8 @@ final class Pipeline implements RingStages {
             long cpu = thread == null || !measurable ? -1 : mx.getThreadCpuTime(thread.getId());
             long inStore = 0;
             for (StoreStage stage : storeStages) {
-                if (thread != null && stage.runner() == thread) {
-                    inStore += stage.inStoreNanos();
+                if (thread != null && stage.health().runner() == thread) {
+                    inStore += stage.health().inStoreNanos();
                 }
             }
             times.add(new StageThreadTimes(name, storingThreadNames.contains(name), cpu, inStore));
@@ -254,7 +254,7 @@ final class Pipeline implements RingStages {
         long now = System.nanoTime();
         long failed = 0;
         for (StoreStage stage : storeStages) {
-            failed += stage.failedInLastMinute(now);
+            failed += stage.health().failedInLastMinute(now);
         }
         return failed;
     }
@@ -267,7 +267,7 @@ final class Pipeline implements RingStages {
         long now = System.nanoTime();
         StoreFailure longest = null;
         for (StoreStage stage : storeStages) {
-            StoreFailure failure = stage.failure(now);
+            StoreFailure failure = stage.health().failure(now);
             if (failure != null && (longest == null || failure.failingFor().compareTo(longest.failingFor()) > 0)) {
                 longest = failure;
             }

@@ -1,27 +1,14 @@
 package io.github.ringbus;
 
-import org.axonframework.common.transaction.NoTransactionManager;
-import org.axonframework.common.transaction.Transaction;
 import org.axonframework.common.transaction.TransactionManager;
-import org.axonframework.eventhandling.DomainEventMessage;
-import org.axonframework.eventsourcing.eventstore.DomainEventStream;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStore;
-import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
-import org.axonframework.eventsourcing.eventstore.AbstractEventStorageEngine;
-import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
-import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
-import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import com.lmax.disruptor.EventHandler;
 
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Stage 3: appends the events of the commands it has in hand in one call and one transaction per batch (group
@@ -65,7 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * with any other {@link EventStore} it calls {@code publish}, which appends and notifies subscribers in one step, in a
  * Unit of Work of its own per attempt, so that a store that commits with the Unit of Work (Axon Server's) commits the
  * batch as one transaction after the subscribers. The first stored event of each payload type is read back once
- * (see {@link #readBackNewTypes}); a command the store refused because another writer appended to its aggregate
+ * (see {@link StoreReadBack}); a command the store refused because another writer appended to its aggregate
  * first is handled again on the aggregate as stored where it may be ({@link RefusedBatch#handledAgainOnStored}).
  * Without failure the stage allocates nothing of its own per batch (reused lists), except the list each subscriber
  * is given (subscribers may keep it).
@@ -74,19 +61,9 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     private static final Logger logger = LoggerFactory.getLogger(StoreStage.class);
 
-    private final EventStore eventStore;
     private final RingEventStore splitStore;
-    private final TransactionManager transactionManager;
     private final int maxBatchEvents;
     private final StoreBatchListener batchListener;
-    /** True when this stage calls the subscribers inside its transaction ({@link PublishMode#IN_TRANSACTION}). */
-    private final boolean publishInTransaction;
-    /** True when nothing can be rolled back: subscribers are then called before the append (see PublishMode). */
-    private final boolean subscribersFirst;
-    /** Axon's in-memory engine behind a plain event store: publish event by event (see OneByOnePublish). */
-    private final boolean publishOneByOne;
-    /** Clears an interrupt flag a subscriber left, before the next subscriber or the commit runs on this thread. */
-    private final LeftInterrupts leftInterrupts;
     /** Decides what becomes of a failed group and which commands are handled again (the bus's one policy). */
     private final StoreRecovery recovery;
     /** Has the commands the policy lets run again handled again by their handler thread (see ReRuns). */
@@ -95,48 +72,20 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final GapBound gapBound;
     /** This store thread's index among the store threads (its shard), for {@link #gapBound}. */
     private final int shard;
-    /**
-     * The wall time this stage's thread spent in the store's transactions, summed (see {@link StageThreadTimes}).
-     * Written by the store thread only, once per attempt (a plain add published with a release store: one writer);
-     * read by whoever asks for the stage threads' times.
-     */
-    private final AtomicLong inStoreNanos = new AtomicLong();
-    /** The thread that runs this stage, set by it at its first attempt; read with {@link #inStoreNanos}. */
-    private volatile Thread runner;
-    /**
-     * When this stage's attempts began to fail one after the other ({@code System.nanoTime()}), or 0 while its last
-     * attempt stored; with the time and the failure of its last failed attempt. Written by the store thread after each
-     * attempt (a volatile read per attempt, a write only when the state changes); read by {@link #failure(long)}.
-     */
-    private volatile long failingSinceNanos;
-    /** The commands this stage failed, by second; written by its store thread, read by health checks. */
-    private final MinuteCount failedCommands = new MinuteCount();
+    /** The thread, its time in the store, its failing attempts and failed commands, for health checks. */
+    private final StoreHealth health = new StoreHealth();
     /** The bus's reads, told when an attempt stored (they may be failing fast while the store was unreachable). */
     private final FailFastReads reads;
-    private volatile long lastFailedNanos;
-    private volatile Throwable lastFailure;
 
-    /**
-     * The payload types whose stored form this store thread has read back from the store once (see readBack). Store
-     * thread only; a lookup by class allocates nothing.
-     */
-    private final Set<Class<?>> readBackTypes = new HashSet<>();
-    /** False on Axon's in-memory engine, which stores the events themselves (see readBackNewTypes). */
-    private final boolean readsBack;
-    /** The event serializer's class, to name it when an event cannot be read back. */
-    private final String eventSerializer;
+    /** Reads the first stored event of each payload type back, once (see StoreReadBack). */
+    private final StoreReadBack readBack;
 
     // Reused for every batch: the hot path allocates no lists of its own.
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
     private final ArrayList<EventMessage<?>> batchEvents = new ArrayList<>();
 
-    // Scratch of the attempt in hand, read once into its StoreAttempt (attemptInTransaction).
-    /** The command whose subscriber threw in the attempt in hand (set by publish), or null. */
-    private CommandSlot refusedBy;
-    /** True when the attempt in hand failed after its subscribers ran (set by publishInUnitOfWork). */
-    private boolean failedAfterSubscribers;
-    /** True once the batch Unit of Work of the attempt in hand has called the subscribers (see publishInUnitOfWork). */
-    private boolean subscribersCalled;
+    /** One attempt: begin, append (and, IN_TRANSACTION, the subscribers), commit (see StoreTransaction). */
+    private final StoreTransaction transaction;
 
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
@@ -146,21 +95,13 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.recovery = recovery;
         this.gapBound = gapBound;
         this.shard = shard;
-        this.leftInterrupts = leftInterrupts;
         this.reRuns = reRuns;
-        this.eventStore = eventStore;
         this.splitStore = splitStore;
-        this.transactionManager = transactionManager;
         this.maxBatchEvents = maxBatchEvents;
         this.batchListener = batchListener;
-        this.publishInTransaction = publishInTransaction && splitStore != null;
-        this.subscribersFirst = transactionManager instanceof NoTransactionManager;
-        this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
-        // Axon's in-memory engine keeps the event objects themselves: nothing was serialized, nothing to read back.
-        EventStorageEngine engine = AxonInternals.storageEngineOf(eventStore);
-        this.readsBack = !(engine instanceof InMemoryEventStorageEngine);
-        this.eventSerializer = engine instanceof AbstractEventStorageEngine axonEngine
-                ? axonEngine.getEventSerializer().getClass().getName() : "the event store's";
+        this.readBack = new StoreReadBack(eventStore, splitStore, leftInterrupts);
+        this.transaction = new StoreTransaction(eventStore, splitStore, transactionManager, publishInTransaction,
+                                                leftInterrupts);
     }
 
     @Override
@@ -175,7 +116,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
                     flush();
                 }
                 RefusedBatch.failPoisoned(slot);
-                failedCommands.add(1, System.nanoTime());
+                health.failed(1, System.nanoTime());
             } else if (slot.hasEventsToStore()) { // run again, it may have failed in its handler this time
                 batch.add(slot);
                 List<EventMessage<?>> events = slot.events;
@@ -235,7 +176,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    /** Adds the commands of the batch that failed to {@link #failedCommands}: the failure path only. */
+    /** Counts the commands of the batch that failed (the failure path only). */
     private void countFailed(List<CommandSlot> slots) {
         long failed = 0;
         for (int i = 0; i < slots.size(); i++) {
@@ -243,16 +184,12 @@ final class StoreStage implements EventHandler<CommandSlot> {
                 failed++;
             }
         }
-        failedCommands.add(failed, System.nanoTime());
+        health.failed(failed, System.nanoTime());
     }
 
-    /**
-     * @param now {@code System.nanoTime()} now
-     * @return how many commands this stage failed in the last minute (refused, built on refused events, or not
-     *         stored because the store could not be reached); any thread
-     */
-    long failedInLastMinute(long now) {
-        return failedCommands.lastMinute(now);
+    /** @return what this stage's attempts came to: its thread, time in the store, failures; any thread */
+    StoreHealth health() {
+        return health;
     }
 
     /**
@@ -288,11 +225,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-
-
-
-
-
     /**
      * Has the command, built on a given-up state of its aggregate, run again on the aggregate as stored, once every
      * command in hand is stored or failed (so that the store holds every earlier command of the aggregate that will
@@ -307,9 +239,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
         flush();
         return reRuns.reRunFrom(slot);
     }
-
-
-
 
     /**
      * Appends the events (and, in {@code IN_TRANSACTION}, calls each command's subscribers) and commits, in one
@@ -330,121 +259,17 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    /** An attempt, its wall time added to {@link #inStoreNanos}: two clock reads per attempt, nothing allocated. */
+    /** An attempt, recorded in {@link #health}: two clock reads per attempt, nothing allocated. */
     private StoreAttempt timedAttempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        if (runner == null) {
-            runner = Thread.currentThread();
-        }
+        health.attemptStarts();
         long start = System.nanoTime();
         StoreAttempt attempt = null;
         try {
-            attempt = attemptInTransaction(slots, events);
+            attempt = transaction.attempt(slots, events);
             return attempt;
         } finally {
-            long end = System.nanoTime();
-            inStoreNanos.lazySet(inStoreNanos.get() + end - start);
-            if (attempt != null && attempt.stored()) {
-                if (failingSinceNanos != 0) {
-                    failingSinceNanos = 0;
-                }
+            if (health.attemptEnded(start, System.nanoTime(), attempt)) {
                 reads.stored();
-            } else {
-                lastFailure = attempt == null ? null : attempt.failure;
-                lastFailedNanos = end;
-                if (failingSinceNanos == 0) {
-                    failingSinceNanos = start == 0 ? 1 : start;
-                }
-            }
-        }
-    }
-
-    /**
-     * @param now {@code System.nanoTime()} now
-     * @return how this stage's store is failing, or null while its last attempt stored (or none failed)
-     */
-    StoreFailure failure(long now) {
-        long since = failingSinceNanos;
-        if (since == 0) {
-            return null;
-        }
-        Throwable failure = lastFailure;
-        return new StoreFailure(Duration.ofNanos(now - since), Duration.ofNanos(now - lastFailedNanos),
-                                failure == null ? "unknown" : failure.getClass().getName() + ": " + failure.getMessage());
-    }
-
-    /** @return the thread that runs this stage, or null before its first attempt */
-    Thread runner() {
-        return runner;
-    }
-
-    /** @return the wall time this stage's thread spent in the store's transactions so far */
-    long inStoreNanos() {
-        return inStoreNanos.get();
-    }
-
-    private StoreAttempt attemptInTransaction(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        refusedBy = null;
-        failedAfterSubscribers = false;
-        Transaction transaction;
-        try {
-            transaction = transactionManager.startTransaction();
-        } catch (Throwable failure) {
-            return StoreAttempt.failed(StoreAttempt.End.BEGIN_FAILED, failure);
-        }
-        try {
-            if (publishInTransaction && subscribersFirst) {
-                publish(slots);
-            }
-            try {
-                append(slots, events);
-            } finally {
-                // The event store is user code too: a flag it left must not fail this batch's commit or the retry.
-                leftInterrupts.clear("store (event store append)", null);
-            }
-            if (publishInTransaction && !subscribersFirst) {
-                publish(slots);
-            }
-        } catch (Throwable failure) {
-            try {
-                transaction.rollback();
-            } catch (Throwable rollbackFailure) {
-                failure.addSuppressed(rollbackFailure);
-            }
-            return refusedBy != null ? StoreAttempt.refusedBySubscriber(refusedBy, failure)
-                    : StoreAttempt.failed(failedAfterSubscribers ? StoreAttempt.End.COMMIT_FAILED
-                                                                 : StoreAttempt.End.APPEND_FAILED, failure);
-        }
-        try {
-            transaction.commit();
-        } catch (Throwable failure) {
-            return StoreAttempt.failed(StoreAttempt.End.COMMIT_FAILED, failure);
-        }
-        return StoreAttempt.STORED;
-    }
-
-    /**
-     * Hands each command's events to the subscribers, in ring order, one command at a time. When a subscriber
-     * throws, that command becomes the one it was {@link #refusedBy} and the exception propagates (the remaining subscribers and
-     * commands are not called).
-     */
-    private void publish(List<CommandSlot> slots) {
-        if (!splitStore.hasSubscribers()) {
-            return;
-        }
-        for (int i = 0; i < slots.size(); i++) {
-            CommandSlot slot = slots.get(i);
-            if (!slot.hasEventsToStore()) {
-                continue; // a passenger (see onEvent)
-            }
-            try {
-                // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
-                // the slot's list is reused: they get a copy of their own.
-                splitStore.publishToSubscribers(List.copyOf(slot.events));
-            } catch (RuntimeException | Error failure) {
-                refusedBy = slot;
-                throw failure;
-            } finally {
-                leftInterrupts.clear("store (subscribers)", slot.command);
             }
         }
     }
@@ -456,7 +281,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
             CommandSlot slot = slots.get(i);
             if (slot.hasEventsToStore()) { // not a passenger (see onEvent)
                 slot.aggregatesStored();
-                readBackNewTypes(slot);
+                readBack.newTypesOf(slot);
                 commands++;
             }
         }
@@ -471,131 +296,4 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    /**
-     * The first time this thread stored an event of a payload type, reads that event back from the store and
-     * deserializes it, payload and metadata, as the next load of its aggregate will. {@code SimpleCommandBus} reads an
-     * aggregate's events at every command, so a serializer that writes what it cannot read (XStream and a record, say)
-     * fails the aggregate's second command; the ring's cache would hide it until the aggregate is next read, after a
-     * restart perhaps. When the event cannot be read back, the command that stored it keeps its success (as on
-     * {@code SimpleCommandBus}), an error names the type, the serializer's failure and the aggregate, and every
-     * aggregate of the command is given up: its next command reads it from the store and fails as on
-     * {@code SimpleCommandBus}. Once per payload type and store thread; after that a set lookup per event. Not on Axon's
-     * in-memory engine, which serializes nothing.
-     */
-    private void readBackNewTypes(CommandSlot slot) {
-        if (!readsBack) {
-            return;
-        }
-        List<EventMessage<?>> events = slot.events;
-        for (int i = 0; i < events.size(); i++) {
-            if (!(events.get(i) instanceof DomainEventMessage<?> event) || readBackTypes.contains(event.getPayloadType())) {
-                continue;
-            }
-            Throwable unreadable = readBack(event);
-            if (unreadable == null) {
-                readBackTypes.add(event.getPayloadType());
-            } else if (unreadableAsWritten(event)) {
-                // The handler thread found it in the bytes it wrote, said so, and marked the aggregate: its later
-                // commands fail as on SimpleCommandBus; giving the generation up would fail them otherwise.
-                continue;
-            } else {
-                logger.error("Events of type [{}] are stored but serializer [{}] cannot read them back: {}. Command [{}] "
-                                     + "stored one on aggregate [{}] (sequence {}); the aggregate is read from the "
-                                     + "store at its next command, which fails as on SimpleCommandBus until the "
-                                     + "serializer configured for events can read the type",
-                             event.getPayloadType().getName(), eventSerializer, unreadable, slot.commandName(),
-                             event.getAggregateIdentifier(), event.getSequenceNumber(), unreadable);
-                RefusedBatch.poison(slot);
-                return;
-            }
-        }
-    }
-
-    /**
-     * @return true when the event cannot be read back from the bytes written for it either (what the handler thread
-     *         checked: {@code HandleStage.readBack}), as opposed to what the store returned
-     */
-    private boolean unreadableAsWritten(DomainEventMessage<?> event) {
-        DomainEventMessage<?> asStored = splitStore == null ? null : splitStore.asStored(event);
-        if (asStored == null) {
-            return false;
-        }
-        try {
-            asStored.getPayload();
-            asStored.getMetaData();
-            return false;
-        } catch (RuntimeException | LinkageError unreadable) {
-            return true;
-        }
-    }
-
-    /** @return why the stored form of the event cannot be read, or null when it can (or is not found) */
-    private Throwable readBack(DomainEventMessage<?> event) {
-        try {
-            // No Unit of Work on this thread: the store's events only, nothing staged.
-            DomainEventStream stored = eventStore.readEvents(event.getAggregateIdentifier(), event.getSequenceNumber());
-            while (stored.hasNext()) {
-                DomainEventMessage<?> read = stored.next();
-                if (read.getSequenceNumber() == event.getSequenceNumber()) {
-                    read.getPayload();
-                    read.getMetaData();
-                    return null;
-                }
-            }
-            return null;
-        } catch (RuntimeException | LinkageError unreadable) {
-            return unreadable;
-        } finally {
-            leftInterrupts.clear("store (read back)", null);
-        }
-    }
-
-
-
-
-
-
-    private void append(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        if (splitStore != null) {
-            splitStore.appendStaged(events);
-        } else if (publishOneByOne) {
-            OneByOnePublish.publish(eventStore, events);
-        } else {
-            publishInUnitOfWork(slots, events);
-        }
-    }
-
-    /**
-     * Publishes the batch to a plain event store in one Unit of Work, as {@code SimpleCommandBus} publishes one command's
-     * events in the command's: in the prepare-commit phase the store appends and then calls its subscribers (Axon's
-     * {@code AbstractEventStore}), and a store that commits with the Unit of Work ({@code AxonServerEventStore}: one
-     * append transaction for the root Unit of Work) commits in the commit phase, once for the whole batch, or rolls
-     * back when a subscriber threw. Without a Unit of Work such a store commits inside {@code publish}, before the
-     * subscribers. A failure after the subscribers ran is a failure of the commit ({@link #failedAfterSubscribers}).
-     */
-    private void publishInUnitOfWork(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        subscribersCalled = false;
-        // Any message of the batch: the Unit of Work has no correlation data providers, so it adds nothing to the
-        // events, which carry their own command's correlation data already.
-        DefaultUnitOfWork<?> unitOfWork = DefaultUnitOfWork.startAndGet(slots.get(0).command);
-        try {
-            eventStore.publish(events);
-            // Runs after the event store's own prepare-commit handler (registered by publish), which appended the
-            // events and called the subscribers; what fails after it fails in the commit phase, in the store's commit.
-            unitOfWork.onPrepareCommit(u -> subscribersCalled = true);
-            unitOfWork.commit();
-        } catch (RuntimeException | Error failure) {
-            if (unitOfWork.isActive()) {
-                unitOfWork.rollback(failure);
-            }
-            if (subscribersCalled) {
-                failedAfterSubscribers = true;
-            }
-            throw failure;
-        } finally {
-            if (CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get() == unitOfWork) {
-                CurrentUnitOfWork.clear(unitOfWork); // never left behind on the store thread
-            }
-        }
-    }
 }

@@ -270,15 +270,20 @@ class ArchitectureTest {
      * handler thread only, while the handle stage holds the slot (the sequence it publishes orders them before the
      * later stages' reads); read by the store and publish stages after it.
      */
-    private static final Map<String, String> SLOT_EVENTS_TOUCHED_BY = Map.of(
-            "HandleStage", "handler thread: clears it for a command (and a re-run), adds the intercepted events",
-            "NestedDispatch", "handler thread: takes back from the outer slot's events what a failed command run in "
-                    + "place added",
-            "StoreStage", "store thread: reads them to append them, after the handle stage",
-            "IsolatingStoreRecovery", "store thread: reads them to tell whether a refused command creates its aggregate",
-            "RefusedBatch", "store thread: reads them to append a group of a refused batch again",
-            "StoreFailureNotice", "store thread: reads them to name a failed command's aggregate when it has no target",
-            "PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle stage");
+    private static final Map<String, String> SLOT_EVENTS_TOUCHED_BY = Map.ofEntries(
+            Map.entry("HandleStage", "handler thread: clears it for a command (and a re-run), adds the intercepted events"),
+            Map.entry("NestedDispatch", "handler thread: takes back from the outer slot's events what a failed command "
+                    + "run in place added"),
+            Map.entry("StoreStage", "store thread: reads them to append them, after the handle stage"),
+            Map.entry("StoreTransaction", "store thread: reads them to hand them to the subscribers in the transaction"),
+            Map.entry("StoreReadBack", "store thread: reads the stored ones to read each new payload type back"),
+            Map.entry("IsolatingStoreRecovery", "store thread: reads them to tell whether a refused command creates its "
+                    + "aggregate"),
+            Map.entry("RefusedBatch", "store thread: reads them to append a group of a refused batch again"),
+            Map.entry("StoreFailureNotice", "store thread: reads them to name a failed command's aggregate when it has "
+                    + "no target"),
+            Map.entry("PublishStage", "publish thread: reads them to hand them to the subscribers, after the handle "
+                    + "stage"));
 
     @Test
     void theSlotsEventsAreTouchedOnlyByTheClassesNamedForThem() {
@@ -318,7 +323,8 @@ class ArchitectureTest {
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
-                                           "StoreFailureNotice", "FailFastReads", "MinuteCount",
+                                           "StoreFailureNotice", "FailFastReads", "MinuteCount", "StoreHealth", "StoreReadBack",
+                                           "StoreTransaction",
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));

@@ -1,0 +1,99 @@
+package io.github.ringbus;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What one store thread's attempts came to, for the stage threads' times and the health checks: the thread, its
+ * time in the store's transactions, since when its attempts have failed one after the other and the last failure,
+ * and the commands it failed by second. The store thread writes it, once per attempt ({@link #attemptEnded}) and per
+ * failed command; any thread reads it.
+ * <p>
+ * Threads: every field has one writer, the store thread; the readers see it through volatile fields (a plain add
+ * published with a release store for the time in the store). No lock; nothing allocated on the store thread.
+ */
+final class StoreHealth {
+
+    /** The wall time the store thread spent in the store's transactions, summed. */
+    private final AtomicLong inStoreNanos = new AtomicLong();
+    /** The thread that runs the stage, set by it at its first attempt. */
+    private volatile Thread runner;
+    /**
+     * When the attempts began to fail one after the other ({@code System.nanoTime()}), or 0 while the last attempt
+     * stored (a volatile read per attempt, a write only when the state changes).
+     */
+    private volatile long failingSinceNanos;
+    private volatile long lastFailedNanos;
+    private volatile Throwable lastFailure;
+    /** The commands the stage failed, by second. */
+    private final MinuteCount failedCommands = new MinuteCount();
+
+    /** The store thread, before its attempt: it is the stage's runner from its first attempt on. */
+    void attemptStarts() {
+        if (runner == null) {
+            runner = Thread.currentThread();
+        }
+    }
+
+    /**
+     * The store thread, after an attempt: adds its time and records whether it stored.
+     *
+     * @param startNanos when it began
+     * @param endNanos   when it ended
+     * @param attempt    how it ended; null when it ended with a ringbus bug (counted as failed, the failure unknown)
+     * @return true when it stored
+     */
+    boolean attemptEnded(long startNanos, long endNanos, StoreAttempt attempt) {
+        inStoreNanos.lazySet(inStoreNanos.get() + endNanos - startNanos);
+        if (attempt != null && attempt.stored()) {
+            if (failingSinceNanos != 0) {
+                failingSinceNanos = 0;
+            }
+            return true;
+        }
+        lastFailure = attempt == null ? null : attempt.failure;
+        lastFailedNanos = endNanos;
+        if (failingSinceNanos == 0) {
+            failingSinceNanos = startNanos == 0 ? 1 : startNanos;
+        }
+        return false;
+    }
+
+    /** The store thread failed {@code commands} commands now (the failure path only). */
+    void failed(long commands, long nowNanos) {
+        failedCommands.add(commands, nowNanos);
+    }
+
+    /**
+     * @param now {@code System.nanoTime()} now
+     * @return how many commands the stage failed in the last minute (refused, built on refused events, or not stored
+     *         because the store could not be reached); any thread
+     */
+    long failedInLastMinute(long now) {
+        return failedCommands.lastMinute(now);
+    }
+
+    /**
+     * @param now {@code System.nanoTime()} now
+     * @return how the store is failing, or null while the last attempt stored (or none failed); any thread
+     */
+    StoreFailure failure(long now) {
+        long since = failingSinceNanos;
+        if (since == 0) {
+            return null;
+        }
+        Throwable failure = lastFailure;
+        return new StoreFailure(Duration.ofNanos(now - since), Duration.ofNanos(now - lastFailedNanos),
+                                failure == null ? "unknown" : failure.getClass().getName() + ": " + failure.getMessage());
+    }
+
+    /** @return the thread that runs the stage, or null before its first attempt */
+    Thread runner() {
+        return runner;
+    }
+
+    /** @return the wall time the stage's thread spent in the store's transactions so far */
+    long inStoreNanos() {
+        return inStoreNanos.get();
+    }
+}
