@@ -25,8 +25,14 @@ import java.util.function.Function;
  */
 final class RefusedBatch {
 
+    /** Nothing to decide before a command of the group in hand: every command before it in ring order is decided. */
+    private static final Runnable NOTHING_BEFORE_IT = () -> {
+    };
+
     private final StoreRecovery recovery;
     private final ReRuns reRuns;
+    /** Whether a command built on a given-up state runs again or fails: the store thread's one rule. */
+    private final GivenUpState givenUp;
     /** The groups still to try, in ring order. */
     private final ArrayDeque<List<CommandSlot>> groups = new ArrayDeque<>();
     /**
@@ -41,10 +47,12 @@ final class RefusedBatch {
     /**
      * @param recovery what becomes of a failed group, and which commands run again
      * @param reRuns   hands a command back to its handler thread to be handled again
+     * @param givenUp  the store thread's rule for commands built on a given-up state
      */
-    RefusedBatch(StoreRecovery recovery, ReRuns reRuns) {
+    RefusedBatch(StoreRecovery recovery, ReRuns reRuns, GivenUpState givenUp) {
         this.recovery = recovery;
         this.reRuns = reRuns;
+        this.givenUp = givenUp;
     }
 
     /**
@@ -152,7 +160,7 @@ final class RefusedBatch {
         while (!groups.isEmpty()) {
             // Nothing is run again: it could not be stored either.
             for (CommandSlot slot : pollNext()) {
-                if (isPoisoned(slot)) {
+                if (GivenUpState.isBuiltOn(slot)) {
                     failPoisoned(slot);
                 } else {
                     fail(List.of(slot), s -> StoreFailureNotice.unreachable(s, failure));
@@ -175,7 +183,7 @@ final class RefusedBatch {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (int i = 0; i < group.size(); i++) {
             CommandSlot slot = group.get(i);
-            if (isPoisoned(slot) && !runAgain(slot)) {
+            if (givenUp.mustFail(slot, NOTHING_BEFORE_IT)) { // every group before this one is decided
                 if (slot.hasEventsToStore() && !live.isEmpty()) {
                     groups.addFirst(new ArrayList<>(group.subList(i, group.size())));
                     return live;
@@ -186,16 +194,6 @@ final class RefusedBatch {
             }
         }
         return live;
-    }
-
-    /**
-     * Has a command built on a given-up state handled again where the policy lets it ({@link StoreRecovery#mayRunAgain}).
-     * Every command before it in ring order is decided, and no transaction is held.
-     *
-     * @return true when it ran again and is no longer built on given-up state
-     */
-    private boolean runAgain(CommandSlot slot) {
-        return recovery.mayRunAgain(slot) && reRuns.reRunFrom(slot);
     }
 
     /**
@@ -253,10 +251,6 @@ final class RefusedBatch {
     private static void failOutcomeUnknown(List<CommandSlot> group, Throwable failure) {
         long commands = group.stream().filter(CommandSlot::hasEventsToStore).count(); // not the passengers
         fail(group, slot -> StoreFailureNotice.outcomeUnknown(slot, commands, failure));
-    }
-
-    static boolean isPoisoned(CommandSlot slot) {
-        return slot.builtOnGivenUpState() != null;
     }
 
     private static EventStoreException poisoned(CommandSlot slot) {

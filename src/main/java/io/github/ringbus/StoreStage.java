@@ -84,6 +84,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final ArrayList<CommandSlot> batch = new ArrayList<>();
     private final ArrayList<EventMessage<?>> batchEvents = new ArrayList<>();
 
+    /** Whether a command built on a given-up state runs again or fails: the one rule (see GivenUpState). */
+    private final GivenUpState givenUp;
     /** One attempt: begin, append (and, IN_TRANSACTION, the subscribers), commit (see StoreTransaction). */
     private final StoreTransaction transaction;
 
@@ -99,6 +101,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.splitStore = splitStore;
         this.maxBatchEvents = maxBatchEvents;
         this.batchListener = batchListener;
+        this.givenUp = new GivenUpState(recovery, reRuns);
         this.readBack = new StoreReadBack(eventStore, splitStore, leftInterrupts);
         this.transaction = new StoreTransaction(eventStore, splitStore, transactionManager, publishInTransaction,
                                                 leftInterrupts);
@@ -109,7 +112,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         // Not only the commands with events: a query's answer or a rule's refusal was built on the aggregate's state
         // too, and is as wrong as an event when an earlier command of the aggregate is refused.
         if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
-            if (RefusedBatch.isPoisoned(slot) && !ranAgain(slot)) {
+            if (givenUp.mustFail(slot, this::flush)) {
                 if (slot.hasEventsToStore()) {
                     // Its aggregates are given up with it: the commands in hand, before it in ring order and not built
                     // on it, are decided first (one of another aggregate it borrowed may be among them).
@@ -203,7 +206,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
      * @param firstAttempt how that attempt failed
      */
     private void recover(List<CommandSlot> failedBatch, StoreAttempt firstAttempt) {
-        RefusedBatch refused = new RefusedBatch(recovery, reRuns);
+        RefusedBatch refused = new RefusedBatch(recovery, reRuns, givenUp);
         List<EventMessage<?>> events = new ArrayList<>();
         List<CommandSlot> group = failedBatch;
         StoreAttempt attempt = firstAttempt;
@@ -223,21 +226,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
         } finally {
             refused.poisonCulprits();
         }
-    }
-
-    /**
-     * Has the command, built on a given-up state of its aggregate, run again on the aggregate as stored, once every
-     * command in hand is stored or failed (so that the store holds every earlier command of the aggregate that will
-     * ever be stored).
-     *
-     * @return true when it ran again and is no longer built on given-up state
-     */
-    private boolean ranAgain(CommandSlot slot) {
-        if (!recovery.mayRunAgain(slot)) {
-            return false; // and the batch in hand is not cut short for nothing
-        }
-        flush();
-        return reRuns.reRunFrom(slot);
     }
 
     /**

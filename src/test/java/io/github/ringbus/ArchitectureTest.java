@@ -324,7 +324,7 @@ class ArchitectureTest {
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
                                            "StoreFailureNotice", "FailFastReads", "MinuteCount", "StoreHealth", "StoreReadBack",
-                                           "StoreTransaction",
+                                           "StoreTransaction", "GivenUpState",
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
