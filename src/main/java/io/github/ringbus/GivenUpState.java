@@ -34,7 +34,7 @@ final class GivenUpState {
         if (!isBuiltOn(slot)) {
             return false;
         }
-        if (!recovery.mayRunAgain(slot)) {
+        if (!recovery.mayRunAgain(StoreRecovery.Command.of(slot))) {
             return true; // and the commands in hand are not cut short for nothing
         }
         decideEarlier.run();

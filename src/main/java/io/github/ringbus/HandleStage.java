@@ -162,7 +162,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
         holder.restartFromStore();
         for (long sequence = from; sequence <= lastPassed; sequence++) {
             CommandSlot slot = reRuns.slot(sequence);
-            if (slot.segment != segment || slot.holder != holder || !recovery.mayRunAgain(slot)) {
+            if (slot.segment != segment || slot.holder != holder || !recovery.mayRunAgain(StoreRecovery.Command.of(slot))) {
                 continue;
             }
             if (slot.failureBeforeHandler != null) {

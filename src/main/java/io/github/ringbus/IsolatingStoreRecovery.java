@@ -1,8 +1,6 @@
 package io.github.ringbus;
 
-import org.axonframework.eventhandling.DomainEventMessage;
 
-import java.util.List;
 
 /**
  * ringbus's recovery policy of refused appends, the one file to change it in ({@code StoreRecoveryTest} is its table):
@@ -32,13 +30,14 @@ final class IsolatingStoreRecovery implements StoreRecovery {
     }
 
     /**
-     * @param attempt how the group's attempt failed; not {@link StoreAttempt#STORED}
-     * @param group   the commands of the attempt, in ring order
+     * @param attempt   how the group's attempt failed; not {@link StoreAttempt#STORED}
+     * @param groupSize how many commands the group has
+     * @param culpritAt where in the group the command a subscriber refused is, or -1
      * @return what becomes of the group; {@link Next#HANDLE_AGAIN_ON_STORED} is carried out only where
      *         {@link #mayHandleAgainOnStored} agrees, else the command fails alone
      */
     @Override
-    public Next next(StoreAttempt attempt, List<CommandSlot> group) {
+    public Next next(StoreAttempt attempt, int groupSize, int culpritAt) {
         if (attempt.stored()) {
             throw new IllegalArgumentException("Nothing to recover from: the group is stored");
         }
@@ -50,13 +49,12 @@ final class IsolatingStoreRecovery implements StoreRecovery {
             return Next.FAIL_ALL;
         }
         if (attempt.culprit != null) {
-            int at = group.indexOf(attempt.culprit);
-            if (at < 0) {
+            if (culpritAt < 0 || culpritAt >= groupSize) {
                 throw new IllegalArgumentException("The culprit " + attempt.culprit + " is not of the group");
             }
-            return at > 0 ? Next.SPLIT_AT_CULPRIT : Next.FAIL_CULPRIT;
+            return culpritAt > 0 ? Next.SPLIT_AT_CULPRIT : Next.FAIL_CULPRIT;
         }
-        if (group.size() == 1) {
+        if (groupSize == 1) {
             return StoreFailures.sequenceConflict(failure) ? Next.HANDLE_AGAIN_ON_STORED : Next.FAIL_ALONE;
         }
         return Next.HALVE;
@@ -70,47 +68,29 @@ final class IsolatingStoreRecovery implements StoreRecovery {
      * which went out already), marked its Unit of Work {@link RunOnce}, ran prepare-commit handlers (a deadline
      * scheduled, say), or was run again {@link #MOST_RE_RUNS} times already.
      *
-     * @param slot the command, after its handler ran (store thread), or met in a re-run (its handler thread)
+     * @param command the command's facts, after its handler ran (store thread), or met in a re-run (its handler
+     *                thread)
      * @return true when it may run again
      */
     @Override
-    public boolean mayRunAgain(CommandSlot slot) {
-        return reRunsAllowed && !slot.runsWhole && !slot.ledger.ranCommandsInPlace()
-                && slot.ledger.reRunCount() < MOST_RE_RUNS
-                && slot.unitOfWork.preparedWithoutHandlers() && !RunOnce.isMarked(slot.unitOfWork);
+    public boolean mayRunAgain(Command command) {
+        return reRunsAllowed && !command.runsWhole() && !command.ranCommandsInPlace()
+                && command.reRuns() < MOST_RE_RUNS
+                && command.preparedWithoutHandlers() && !command.markedRunOnce();
     }
 
     /**
      * Whether the one command of a group the store refused because another writer appended to its aggregate first
      * ({@link Next#HANDLE_AGAIN_ON_STORED}) is handled again on the aggregate as stored, as a retry on
      * {@code SimpleCommandBus} would: where it {@linkplain #mayRunAgain may run again}, runs on an aggregate, and does
-     * not create it (a second creation of one aggregate stays refused).
+     * not create one (a second creation of one aggregate stays refused, and is the command's own doing, not another
+     * writer's append).
      *
-     * @param slot the refused command (store thread)
+     * @param command the refused command's facts (store thread)
      * @return true when it is handled again
      */
     @Override
-    public boolean mayHandleAgainOnStored(CommandSlot slot) {
-        return slot.holder != null && mayRunAgain(slot) && !createsAnAggregate(slot);
-    }
-
-    /**
-     * @return true when any of the command's events starts an aggregate's stream (sequence number 0: its own
-     *         aggregate's, or one it created beside it with {@code createNew} or on a bus beside the ring), or none of
-     *         them is its own aggregate's: a second creation is the command's own doing, refused again however often
-     *         it runs, not another writer's append
-     */
-    private static boolean createsAnAggregate(CommandSlot slot) {
-        String identifier = slot.holder.identifier();
-        boolean ownEvent = false;
-        for (int i = 0; i < slot.events.size(); i++) {
-            if (slot.events.get(i) instanceof DomainEventMessage<?> event) {
-                if (event.getSequenceNumber() == 0) {
-                    return true;
-                }
-                ownEvent |= identifier != null && identifier.equals(event.getAggregateIdentifier());
-            }
-        }
-        return !ownEvent; // none of its own: nothing to gain from a new run
+    public boolean mayHandleAgainOnStored(Command command) {
+        return command.onAnAggregate() && mayRunAgain(command) && !command.createsAnAggregate();
     }
 }

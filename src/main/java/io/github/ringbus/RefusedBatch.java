@@ -63,7 +63,7 @@ final class RefusedBatch {
      */
     boolean carryOut(StoreAttempt attempt, List<CommandSlot> group) {
         Throwable failure = attempt.failure;
-        switch (recovery.next(attempt, group)) {
+        switch (recovery.next(attempt, group.size(), attempt.culprit == null ? -1 : group.indexOf(attempt.culprit))) {
             case FAIL_OUTCOME_UNKNOWN -> {
                 // The group may be committed: appending it again would fail on the events already there or, on an
                 // engine without a unique key, store them twice.
@@ -207,7 +207,7 @@ final class RefusedBatch {
      * @return true when the command was handled again and its new run is to be stored
      */
     private boolean handledAgainOnStored(CommandSlot slot) {
-        if (!recovery.mayHandleAgainOnStored(slot)) {
+        if (!recovery.mayHandleAgainOnStored(StoreRecovery.Command.of(slot))) {
             return false;
         }
         poison(slot);

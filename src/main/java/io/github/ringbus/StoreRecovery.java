@@ -1,6 +1,7 @@
 package io.github.ringbus;
 
-import java.util.List;
+import org.axonframework.eventhandling.DomainEventMessage;
+
 
 /**
  * The recovery policy of refused appends: after an attempt to store a group of commands failed ({@link StoreAttempt}),
@@ -50,24 +51,63 @@ interface StoreRecovery {
     }
 
     /**
-     * @param attempt how the group's attempt failed; not {@link StoreAttempt#STORED}
-     * @param group   the commands of the attempt, in ring order
+     * What a policy may know of one command: the facts its decisions read, taken from the command's slot when the
+     * policy is asked (the failure path and re-runs only), so that a policy never reads the slot itself.
+     *
+     * @param runsWhole               it ran whole on its aggregate's thread, its own repository's transaction there
+     * @param ranCommandsInPlace      it ran another aggregate's command in place
+     * @param reRuns                  how many times it was run again already
+     * @param preparedWithoutHandlers its Unit of Work ran no prepare-commit handlers of the application's
+     * @param markedRunOnce           its Unit of Work is marked {@link RunOnce}: it sent a command, say
+     * @param onAnAggregate           it runs on an aggregate the ring holds
+     * @param createsAnAggregate      one of its events starts an aggregate's stream (sequence number 0), or none of
+     *                                them is its own aggregate's
+     */
+    record Command(boolean runsWhole, boolean ranCommandsInPlace, int reRuns, boolean preparedWithoutHandlers,
+                   boolean markedRunOnce, boolean onAnAggregate, boolean createsAnAggregate) {
+
+        /** @return the facts of the command in the slot; allocates (the failure path and re-runs only) */
+        static Command of(CommandSlot slot) {
+            return new Command(slot.runsWhole, slot.ledger.ranCommandsInPlace(), slot.ledger.reRunCount(),
+                               slot.unitOfWork.preparedWithoutHandlers(), RunOnce.isMarked(slot.unitOfWork),
+                               slot.holder != null, slot.holder != null && createsAnAggregate(slot));
+        }
+
+        private static boolean createsAnAggregate(CommandSlot slot) {
+            String identifier = slot.holder.identifier();
+            boolean ownEvent = false;
+            for (int i = 0; i < slot.events.size(); i++) {
+                if (slot.events.get(i) instanceof DomainEventMessage<?> event) {
+                    if (event.getSequenceNumber() == 0) {
+                        return true;
+                    }
+                    ownEvent |= identifier != null && identifier.equals(event.getAggregateIdentifier());
+                }
+            }
+            return !ownEvent; // none of its own: nothing to gain from a new run
+        }
+    }
+
+    /**
+     * @param attempt    how the group's attempt failed; not {@link StoreAttempt#STORED}
+     * @param groupSize  how many commands the group has
+     * @param culpritAt  where in the group (ring order) the command a subscriber refused is, or -1 when none was
      * @return what becomes of the group; {@link Next#HANDLE_AGAIN_ON_STORED} is carried out only where
      *         {@link #mayHandleAgainOnStored} agrees, else the command fails alone
      */
-    Next next(StoreAttempt attempt, List<CommandSlot> group);
+    Next next(StoreAttempt attempt, int groupSize, int culpritAt);
 
     /**
-     * @param slot a command built on a state of its aggregate that was given up, after its handler ran (store thread)
-     *             or met in a re-run (its handler thread)
+     * @param command a command built on a state of its aggregate that was given up, after its handler ran (store
+     *                thread) or met in a re-run (its handler thread)
      * @return true when it is handled again on the aggregate as stored, false when it fails as built on that state
      */
-    boolean mayRunAgain(CommandSlot slot);
+    boolean mayRunAgain(Command command);
 
     /**
-     * @param slot the one command of a group refused because another writer appended to its aggregate first (store
-     *             thread)
+     * @param command the one command of a group refused because another writer appended to its aggregate first
+     *                (store thread)
      * @return true when it is handled again on the aggregate as stored, false when it fails with the refusal
      */
-    boolean mayHandleAgainOnStored(CommandSlot slot);
+    boolean mayHandleAgainOnStored(Command command);
 }

@@ -277,8 +277,8 @@ class ArchitectureTest {
             Map.entry("StoreStage", "store thread: reads them to append them, after the handle stage"),
             Map.entry("StoreTransaction", "store thread: reads them to hand them to the subscribers in the transaction"),
             Map.entry("StoreReadBack", "store thread: reads the stored ones to read each new payload type back"),
-            Map.entry("IsolatingStoreRecovery", "store thread: reads them to tell whether a refused command creates its "
-                    + "aggregate"),
+            Map.entry("StoreRecovery", "store thread: reads them for the facts the policy is given (whether a "
+                    + "refused command creates an aggregate); the policy itself reads no slot"),
             Map.entry("RefusedBatch", "store thread: reads them to append a group of a refused batch again"),
             Map.entry("StoreFailureNotice", "store thread: reads them to name a failed command's aggregate when it has "
                     + "no target"),
@@ -490,6 +490,18 @@ class ArchitectureTest {
     void packagesHaveNoCycles() {
         slices().matching("io.github.(ringbus).(**)").should().beFreeOfCycles().check(MAIN);
         slices().matching("io.github.ringbus.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    /**
+     * The store's recovery policy decides from a small value of facts ({@code StoreRecovery.Command}, the attempt, the
+     * group's size and where its culprit is), never from the ring's slot: a new policy, or a new action of it, is
+     * written and tested without a slot, and {@code RefusedBatch} carries out what it decides.
+     */
+    @Test
+    void theRecoveryPolicyIsGivenFactsNotTheSlot() {
+        noClasses().that().haveSimpleName("IsolatingStoreRecovery")
+                   .should().dependOnClassesThat().haveSimpleName("CommandSlot")
+                   .check(MAIN);
     }
 
     @Test
