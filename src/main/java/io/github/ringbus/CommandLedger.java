@@ -16,6 +16,9 @@ import java.util.function.Consumer;
  * <p>
  * Written by the handle stage (the command's handler thread), before the store stage reads it: the ring's sequence
  * barrier orders the two. Preallocated, so nothing is allocated per command; {@link #clear} when its slot is cleared.
+ * <p>
+ * Tests: {@code behaviour.WaitingForAnotherAggregateTest}, {@code behaviour.CreateNewTest},
+ * {@code model.ExternalHandlerScenarioTest}, {@code behaviour.RefusedAppendNeighboursTest}.
  */
 final class CommandLedger {
 

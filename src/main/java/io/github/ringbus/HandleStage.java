@@ -34,6 +34,10 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * rollback configuration discards its events, the aggregate is restored to its state before the command (see
  * {@link AggregateHolder}) before the thread moves on. A command of an aggregate with a repository of its own
  * (state-stored) runs whole here, Unit of Work and transaction included (see {@link WholeCommandRunner}).
+ * <p>
+ * Tests: {@code CommandHandlingTest}, {@code behaviour.UnitOfWorkTest}, {@code behaviour.SlotProtocolTest},
+ * {@code behaviour.HandlerPublishedEventsTest}, {@code behaviour.InterruptTest},
+ * {@code behaviour.RefusedAppendNeighboursTest}.
  */
 final class HandleStage implements EventHandler<CommandSlot> {
 

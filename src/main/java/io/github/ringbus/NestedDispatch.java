@@ -46,6 +46,9 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  *     callback).</li>
  * </ul>
  * Only for pipeline threads; never on the dispatch path of other threads.
+ * <p>
+ * Tests: {@code behaviour.NestedCommandTest}, {@code behaviour.WaitingForAnotherAggregateTest},
+ * {@code behaviour.WaitingForAnotherAggregateStressTest}.
  */
 final class NestedDispatch {
 

@@ -45,6 +45,9 @@ import java.util.function.Function;
  * <p>
  * Not thread-safe for its lifecycle: {@link #start()} and {@link #drainAndStop} are called once each, by the bus's
  * {@link RingLifecycle}. {@link #tryClaim} and {@link #handOver} may be called by any number of dispatchers.
+ * <p>
+ * Tests: {@code StagePlanTest}, {@code behaviour.ShutdownTest}, {@code SettingsMatrixTest},
+ * {@code PipelineStressTest}.
  */
 final class Pipeline implements RingStages {
 

@@ -22,6 +22,9 @@ import java.util.function.Function;
  * fail in turn.
  * <p>
  * One per failed batch, on its store thread; nothing of it is shared.
+ * <p>
+ * Tests: {@code StoreStageTest}, {@code StoreRecoveryTest}, {@code behaviour.RefusedAppendNeighboursTest},
+ * {@code behaviour.StoreFailureTest}.
  */
 final class RefusedBatch {
 

@@ -17,7 +17,8 @@ import java.util.List;
  * which command's subscriber refused). It decides nothing: what follows a failure is the {@link StoreRecovery}'s. With
  * a plain event store it publishes in a Unit of Work of its own ({@link #publishInUnitOfWork}). One per store thread,
  * used by it alone; its scratch fields hold the attempt in hand. Without failure it allocates nothing but the list
- * each subscriber is given. Tests: {@code StoreStageTest}, {@code behaviour.StoreFailureTest}, {@code PublishTest}.
+ * each subscriber is given.
+ * Tests: {@code StoreStageTest}, {@code behaviour.StoreFailureTest}, {@code behaviour.PublishTest}.
  */
 final class StoreTransaction {
 
