@@ -21,6 +21,8 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * <p>
  * Thread-safe: any number of dispatchers at once. A stage thread never waits for a slot: it could be the one that
  * must free it.
+ * <p>
+ * Tests: {@code behaviour.RefusalTest}, {@code behaviour.CallbackTest}, {@code behaviour.DispatchAllTest}.
  */
 final class Admission {
 

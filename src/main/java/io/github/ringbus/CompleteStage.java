@@ -22,6 +22,8 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  * completed here; Axon's callbacks that only wake a waiting thread or log (the {@code FutureCallback} of a
  * {@code sendAndWait}, the no-op and logging callbacks) are called on this thread
  * ({@link CallbackThread#runsOnCompleteThread}).
+ * <p>
+ * Tests: {@code behaviour.CallbackTest}, {@code behaviour.ShutdownTest}, {@code behaviour.MonitorTest}.
  */
 final class CompleteStage implements EventHandler<CommandSlot> {
 

@@ -19,6 +19,8 @@ import java.util.List;
  * <p>
  * Threads: any number of dispatching threads at once; it holds no state of its own beyond the bus's collaborators (the
  * interceptor list is a copy-on-write list the bus registers into).
+ * <p>
+ * Tests: {@code behaviour.BadInputTest}, {@code behaviour.TracingTest}, {@code behaviour.MonitorTest}.
  */
 final class Dispatches {
 

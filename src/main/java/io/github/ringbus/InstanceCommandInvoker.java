@@ -28,6 +28,8 @@ import java.util.stream.Collectors;
  * read-only after.
  *
  * @param <T> the aggregate type
+ * <p>
+ * Tests: {@code behaviour.AggregateInvocationTest}, {@code ShutDownBusIsCollectedTest}.
  */
 final class InstanceCommandInvoker<T> {
 

@@ -12,6 +12,8 @@ package io.github.ringbus;
  * <p>
  * One per bus; immutable, so any thread may ask it (store threads decide, the handler thread skips in a re-run what
  * may not run again).
+ * <p>
+ * Tests: {@code StoreRecoveryTest}.
  */
 final class IsolatingStoreRecovery implements StoreRecovery {
 

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * that comes back is the pipeline's.
  * <p>
  * Thread-safe; the check is one {@link Thread#interrupted()} call, which allocates nothing.
+ * <p>
+ * Tests: {@code behaviour.InterruptTest}.
  */
 final class LeftInterrupts {
 

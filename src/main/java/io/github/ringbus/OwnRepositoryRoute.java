@@ -10,6 +10,8 @@ import java.util.Objects;
  * {@code LockingRepository}), or, under Spring, one whose {@code @Aggregate} names a repository bean. The preload stage resolves such a command's target with the aggregate's resolver and assigns it to
  * the handler thread that owns that identifier; the handler thread runs the command whole, in a Unit of Work and a
  * transaction of its own (see {@link RingAggregates#registerOwnRepositoryAggregate}).
+ * <p>
+ * Tests: {@code OwnRepositoryAggregateTest}, {@code behaviour.HandBuiltRepositoryTest}.
  */
 final class OwnRepositoryRoute {
 

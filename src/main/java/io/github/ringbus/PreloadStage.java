@@ -23,6 +23,8 @@ import java.util.function.LongFunction;
  * {@link ColdReads} threads, every other missing aggregate they need ({@link PreloadedAggregates#readAhead}); their
  * commands then find the read done or under way. Reads not taken by the end of the batch are dropped. A bus whose
  * aggregates are all cached never looks ahead: the cost is paid on misses only.
+ * <p>
+ * Tests: {@code PreloadingThreadTest}, {@code behaviour.ReadAheadTest}, {@code CacheEvictionTest}.
  */
 final class PreloadStage implements EventHandler<CommandSlot> {
 

@@ -11,6 +11,8 @@ import java.util.List;
  * In {@link io.github.ringbus.PublishMode#PARALLEL} it runs beside the store stage; in
  * {@link io.github.ringbus.PublishMode#AFTER_STORE} after it, and skips commands whose append failed. A
  * subscriber's exception is reported to the command's caller; the events stay stored.
+ * <p>
+ * Tests: {@code behaviour.PublishTest}.
  */
 final class PublishStage implements EventHandler<CommandSlot> {
 

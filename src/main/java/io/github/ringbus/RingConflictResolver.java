@@ -20,6 +20,8 @@ import java.util.function.Predicate;
  * <p>
  * One per stale command, on the handler thread that runs it; never on the path of a command without an expected
  * version, or with the current one.
+ * <p>
+ * Tests: {@code model.ConflictResolutionScenarioTest}.
  */
 final class RingConflictResolver implements ConflictResolver {
 

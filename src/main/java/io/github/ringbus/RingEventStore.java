@@ -41,6 +41,8 @@ import java.util.stream.Stream;
  * <p>
  * Thread safety: as {@link EmbeddedEventStore}. Subscribing and unsubscribing may happen at any time; a publication
  * sees the subscribers as they were when it started.
+ * <p>
+ * Tests: {@code TrackingProcessorOnInMemoryEngineTest}, {@code behaviour.PublishTest}.
  */
 public class RingEventStore extends EmbeddedEventStore {
 

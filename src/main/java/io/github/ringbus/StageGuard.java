@@ -19,6 +19,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * Every stage the Disruptor runs, and every stage a {@link Topology#COMPACT} thread runs in turn, is wrapped in one.
  * Allocates nothing per slot.
+ * <p>
+ * Tests: {@code behaviour.InterruptTest}, {@code behaviour.SlotProtocolTest}.
  */
 final class StageGuard implements EventHandler<CommandSlot> {
 

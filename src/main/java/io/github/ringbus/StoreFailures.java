@@ -17,6 +17,8 @@ import java.util.Set;
  * ({@link AxonServerFailures}): whether the transaction was rolled back, whether the store cannot be reached at all,
  * and whether another writer appended to an aggregate first. The one place the store stage's recovery learns this;
  * stateless.
+ * <p>
+ * Tests: {@code StoreRecoveryTest}, {@code postgres.PostgresFaultInjectionTest}.
  */
 final class StoreFailures {
 

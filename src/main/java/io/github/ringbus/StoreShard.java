@@ -20,6 +20,8 @@ import java.util.ArrayList;
  * <p>
  * A command completes only after the store stage has flushed the batch holding its events: the slots of a batch wait
  * in {@link #stored} until the Disruptor's end of batch, when the store stage flushes.
+ * <p>
+ * Tests: {@code postgres.PostgresStoreShardsTest}, {@code StagePlanTest}.
  */
 final class StoreShard implements EventHandler<CommandSlot> {
 

@@ -12,6 +12,8 @@ import org.slf4j.LoggerFactory;
  * The caller's callback with the command's dispatch span, as on Axon's buses: a failure is recorded on the span,
  * and the callback runs with the span current (on SimpleCommandBus it runs inside the dispatch). The span ends
  * after the callback, so that it spans the command from dispatch to completion. Made only when tracing is on.
+ * <p>
+ * Tests: {@code behaviour.TracingTest}.
  */
 final class TracedCallback<C, R> implements CommandCallback<C, R> {
 

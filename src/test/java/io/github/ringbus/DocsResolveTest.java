@@ -156,18 +156,15 @@ class DocsResolveTest {
 
     /**
      * The core classes that have neither a test named after them nor a "Tests:" line naming the tests that cover
-     * them: the ones left to do, which may only shrink. A class written from now on has one or the other.
+     * them: the ones left to do (29 on 2026-11-29), which may only shrink. A class written from now on has one or the other.
      */
     private static final Set<String> NOT_YET_FINDABLE = Set.of(
-            "Admission", "AnnotatedTargetResolver", "CacheEvictions", "ColdReads", "CompleteStage", "Dispatches",
-            "InstanceCommandInvoker", "IsolatingStoreRecovery", "LeftInterrupts", "MessageDelivery",
-            "MirroredSubscriptions", "NamedTargets", "OffPipelineSnapshots", "OffPipelineSnapshotter",
-            "OneByOnePublish", "OutsideRingRepository", "OwnRepositoryAggregates", "OwnRepositoryRoute",
-            "PipelineThreads", "PreloadStage", "PreloadThenHandle", "PreloadedAggregates", "PublishStage",
-            "PublishedEventCollector", "ReRuns", "RefusalLog", "RingAggregates", "RingCommandBus",
-            "RingConflictResolver", "RingEventStore", "RingRepository", "RingSettings", "RingbusConfigurerModule",
-            "RunOnce", "SlotUnitOfWork", "StageGuard", "StoreAttempt", "StoreFailures", "StoreMarks", "StoreShard",
-            "TracedCallback", "WholeCommandRunner", "CommandRoutes", "AggregateConfigurerSettings");
+            "AggregateConfigurerSettings", "AnnotatedTargetResolver", "CacheEvictions", "ColdReads", "CommandRoutes",
+            "MessageDelivery", "MirroredSubscriptions", "NamedTargets", "OffPipelineSnapshots",
+            "OffPipelineSnapshotter", "OneByOnePublish", "OutsideRingRepository", "OwnRepositoryAggregates",
+            "PipelineThreads", "PreloadThenHandle", "PreloadedAggregates", "PublishedEventCollector", "ReRuns",
+            "RefusalLog", "RingAggregates", "RingCommandBus", "RingRepository", "RingSettings",
+            "RingbusConfigurerModule", "RunOnce", "SlotUnitOfWork", "StoreAttempt", "StoreMarks", "WholeCommandRunner");
 
     @Test
     void everyCoreClassWithBehaviourHasItsTestOrNamesTheTestsThatCoverIt() throws IOException {
