@@ -38,6 +38,8 @@ import java.util.function.Function;
  * Axon 4's {@code AggregateConfigurer} has no getters for these; {@link AxonInternals} reads its private components
  * (and {@link Component}'s builder function). Should a later Axon keep one elsewhere, each reading falls back to what
  * ringbus did before it read that setting, and a warning says so; {@link AxonInternals#unavailable()} lists them.
+ * <p>
+ * Tests: {@code AggregateSettingsTest}.
  */
 final class AggregateConfigurerSettings {
 

@@ -9,6 +9,8 @@ package io.github.ringbus;
  * when they differ. The volatile write and read order the request before the read: a command handled after
  * {@link #request()} returned sees the aggregate as the store has it then, plus this node's own events still on their
  * way to the store. One volatile read per command; nothing else on the hot path.
+ * <p>
+ * Tests: {@code CacheEvictionTest}.
  */
 final class CacheEvictions {
 

@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * command that needs the aggregate then fails with it, as it would had the preload stage read it. The executor
  * clears an interrupt flag the code leaves before its next read. Closed when the bus shuts down (after the preload
  * stage has stopped); a later start opens it again.
+ * <p>
+ * Tests: {@code behaviour.ReadAheadTest}.
  */
 final class ColdReads implements AutoCloseable {
 

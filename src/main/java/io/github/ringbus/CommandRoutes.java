@@ -23,6 +23,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * repository and whether the command may create the aggregate (or, for an aggregate with a repository of its
  * own, its {@link OwnRepositoryRoute}). Read by the preload stage for every command (a
  * lookup allocates nothing); written when handlers subscribe and repositories register.
+ * <p>
+ * Tests: {@code behaviour.ExternalCommandHandlerTest}, {@code model.ExternalHandlerScenarioTest}.
  */
 final class CommandRoutes {
 

@@ -18,6 +18,8 @@ import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
  * handles the message inside its own scope, and the events it applies are stored and published with the commands of
  * the same batches. The handle stage runs it without the ring's command handler interceptors and without a command
  * span (it is no command), and discards its events on any exception, as the deadline manager's Unit of Work would.
+ * <p>
+ * Tests: {@code behaviour.DeadlineOnRingBusTest}, {@code behaviour.DeadlineTest}, {@code model.DeadlineScenarioTest}.
  */
 final class MessageDelivery implements MessageHandler<CommandMessage<?>> {
 

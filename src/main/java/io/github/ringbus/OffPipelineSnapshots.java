@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>
  * Requests run one after another, in order. The thread is started by the first request. {@link #close()} takes the
  * snapshots already requested (waiting at most 10 s) and drops later requests.
+ * <p>
+ * Tests: {@code SnapshotTest}.
  */
 final class OffPipelineSnapshots implements AutoCloseable {
 

@@ -18,6 +18,8 @@ import java.util.concurrent.RejectedExecutionException;
  * Asked inside a Unit of Work that has not committed yet, it queues the request after that Unit of Work's commit,
  * i.e. once the command's events are stored, as Axon's own snapshotters do; otherwise at once. A snapshot that fails
  * is logged and skipped: a snapshot only speeds up loading.
+ * <p>
+ * Tests: {@code SnapshotTest}.
  */
 final class OffPipelineSnapshotter implements Snapshotter {
 

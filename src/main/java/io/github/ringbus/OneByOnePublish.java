@@ -14,6 +14,8 @@ import java.util.List;
  * a multi-event append out of index order ({@link RingEventStore#appendsOutOfIndexOrder}, Axon's in-memory engine):
  * {@code publish} is called once per event, in list order, so that tracking readers never skip an event. Subscribers
  * are then called once per event too.
+ * <p>
+ * Tests: {@code CreationOnInMemoryEngineTest}, {@code TrackingProcessorOnInMemoryEngineTest}.
  */
 final class OneByOnePublish {
 

@@ -6,6 +6,8 @@ import com.lmax.disruptor.EventHandler;
  * {@link Topology#COMPACT}'s first thread: preloads each command's aggregate, then handles the command, slot by slot.
  * The preload stage's and the handle stage's rules hold as on two threads: the slot is preloaded before it is
  * handled, and the one handler thread owns every aggregate.
+ * <p>
+ * Tests: {@code CompactTopologyTest}.
  */
 final class PreloadThenHandle implements EventHandler<CommandSlot> {
 

@@ -19,6 +19,8 @@ import java.util.function.LongSupplier;
  * ({@link AggregateHolder.Source}); other threads see an aggregate only through the holder its slot carries.
  *
  * @param <T> the aggregate type
+ * <p>
+ * Tests: {@code PreloadingThreadTest}, {@code behaviour.ReadAheadTest}, {@code CacheEvictionTest}.
  */
 final class PreloadedAggregates<T> {
 

@@ -31,6 +31,9 @@ import java.lang.invoke.VarHandle;
  * <p>
  * Thread-safe: store threads call {@link #reRunFrom}, handler threads serve requests through their
  * {@link ReRunBarrier}. One per bus; the barriers are registered while the stages are wired, before any thread runs.
+ * <p>
+ * Tests: {@code ReRunBarrierTest}, {@code behaviour.RefusedAppendNeighboursTest},
+ * {@code behaviour.AnotherWriterTest}.
  */
 final class ReRuns {
 

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * start or after shutdown): a warning for the first of a burst, then at most one a second, each saying how many were
  * refused since the last one. Thread-safe: any number of dispatchers may record at once; counting is one atomic
  * increment, and only the dispatcher that wins the time slot logs.
+ * <p>
+ * Tests: {@code behaviour.RefusalTest}.
  */
 final class RefusalLog {
 

@@ -28,6 +28,8 @@ import java.util.function.LongSupplier;
  * <p>
  * Registration happens while an application is configured (Axon's configuration, Spring, or
  * {@link RingCommandBus#registerAggregate}); it may run on any thread, before or after the bus starts.
+ * <p>
+ * Tests: {@code AxonConfigurationTest}, {@code model.HandSubscribedAggregateHandlerTest}.
  */
 final class RingAggregates {
 

@@ -71,6 +71,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Build one with {@link #builder()}; aggregates configured with Axon's {@code configureAggregate} are routed through
  * the ring automatically (see {@link io.github.ringbus.RingbusConfigurerModule}), or register them directly
  * with {@link #registerAggregate(Class)}.
+ * <p>
+ * Tests: {@code QuickStartTest}, {@code CommandHandlingTest}, {@code behaviour.BuilderValidationTest},
+ * {@code behaviour.CallbackTest}.
  */
 public final class RingCommandBus implements CommandBus, Lifecycle {
 

@@ -75,6 +75,8 @@ import org.slf4j.LoggerFactory;
  * store stage. See {@link MessageDelivery}.
  *
  * @param <T> the aggregate root type
+ * <p>
+ * Tests: {@code PolymorphicAggregateTest}, {@code AggregateHolderTest}, {@code model.ConflictResolutionScenarioTest}.
  */
 final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T> {
 

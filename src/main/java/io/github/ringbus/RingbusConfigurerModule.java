@@ -25,6 +25,8 @@ import java.util.function.Supplier;
  * aggregate's handler thread (see {@link RingAggregates#registerOwnRepositoryAggregate}). With any other command bus this module does
  * nothing: the default command target resolver it registers is then Axon's own (on a ring it is
  * {@link AnnotatedTargetResolver}: Axon's rules, found once per command class).
+ * <p>
+ * Tests: {@code AxonConfigurationTest}.
  */
 public final class RingbusConfigurerModule implements ConfigurerModule {
 

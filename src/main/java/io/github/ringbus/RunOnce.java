@@ -16,6 +16,8 @@ import org.axonframework.messaging.unitofwork.UnitOfWork;
  * another node.
  * <p>
  * Thread-safe (it touches only the calling thread's Unit of Work); without a current Unit of Work it does nothing.
+ * <p>
+ * Tests: {@code StoreRecoveryTest}, {@code behaviour.RefusedAppendNeighboursTest}.
  */
 public final class RunOnce {
 

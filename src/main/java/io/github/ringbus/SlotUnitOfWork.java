@@ -32,6 +32,8 @@ import static org.axonframework.messaging.GenericResultMessage.asResultMessage;
  * resumed on the complete stage's thread, where its commit and after-commit phases run (after the command's events
  * were stored) or it rolls back. It is always a root Unit of Work; a command its handler sends may run in place in a
  * Unit of Work nested in it (see {@link NestedDispatch}), otherwise later, in a slot of its own.
+ * <p>
+ * Tests: {@code behaviour.UnitOfWorkTest}, {@code behaviour.AxonNestedUnitOfWorkTest}.
  */
 final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> implements PublishedEventCollector {
 

@@ -4,6 +4,8 @@ package io.github.ringbus;
  * What one attempt of the store stage to store a group of commands in one transaction came to: stored, or where it
  * failed, with what, and (for a subscriber's refusal) whose command. The one value the store stage's recovery reads
  * ({@link StoreRecovery}); immutable. A stored attempt is the constant {@link #STORED}: only a failure allocates one.
+ * <p>
+ * Tests: {@code StoreRecoveryTest}, {@code StoreStageTest}.
  */
 final class StoreAttempt {
 

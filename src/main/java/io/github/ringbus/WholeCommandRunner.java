@@ -27,6 +27,8 @@ import java.util.List;
  * <p>
  * A failure (of the handler, of prepare-commit, of the commit) is recorded in the slot as the handler's; the Unit of
  * Work rolled back when the rollback configuration said so, or when the commit failed.
+ * <p>
+ * Tests: {@code OwnRepositoryAggregateTest}, {@code model.HandSubscribedAggregateHandlerTest}.
  */
 final class WholeCommandRunner {
 
