@@ -31,6 +31,8 @@ import static java.lang.String.format;
  * Guarantees: the target (identifier and version) Axon's resolver finds, and the same exceptions for a missing or
  * unreadable one. Thread-safe, from any number of threads; the per-class lookup is a {@link ClassValue}, so a class
  * is inspected once.
+ * <p>
+ * Tests: {@code behaviour.BadInputTest}.
  */
 public final class AnnotatedTargetResolver implements CommandTargetResolver {
 

@@ -15,6 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * cancelling it cancels it everywhere.
  * <p>
  * Thread-safe: subscriptions and mirrors change under this object's lock (rarely: at configuration time).
+ * <p>
+ * Tests: {@code spring.InjectedSimpleCommandBusTest}, {@code behaviour.DifferentialTest}.
  */
 final class MirroredSubscriptions {
 

@@ -8,6 +8,8 @@ import org.axonframework.commandhandling.CommandMessage;
  * preload stage to the handler thread that owns that aggregate. The annotated member is found once per payload type
  * ({@link AnnotatedTargetResolver}), so a command whose payload names none costs one lookup and no exception.
  * Stateless; any thread.
+ * <p>
+ * Tests: {@code behaviour.BadInputTest}.
  */
 final class NamedTargets {
 

@@ -23,6 +23,8 @@ import org.axonframework.modelling.command.inspection.AggregateModel;
  * never come here, pay nothing.
  *
  * @param <T> the aggregate root type
+ * <p>
+ * Tests: {@code spring.InjectedSimpleCommandBusTest}, {@code behaviour.DifferentialTest}.
  */
 final class OutsideRingRepository<T> {
 

@@ -16,6 +16,8 @@ import java.util.function.Supplier;
  * aggregate) through a {@link RingCommandBus} by aggregate; see
  * {@link RingAggregates#registerOwnRepositoryAggregate}. Used by {@link RingbusConfigurerModule} and by the Spring
  * Boot support.
+ * <p>
+ * Tests: {@code OwnRepositoryAggregateTest}, {@code AxonConfigurationTest}.
  */
 final class OwnRepositoryAggregates {
 

@@ -7,6 +7,8 @@ import java.util.concurrent.ThreadFactory;
 /**
  * Creates the pipeline's stage threads, named after their stages in the order the Disruptor starts them, and
  * remembers them so that shutdown can wait for them to end.
+ * <p>
+ * Tests: {@code StagePlanTest}, {@code behaviour.CallbackTest}, {@code behaviour.ShutdownTest}.
  */
 final class PipelineThreads implements ThreadFactory {
 

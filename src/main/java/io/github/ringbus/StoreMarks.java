@@ -13,6 +13,8 @@ import java.lang.invoke.VarHandle;
  * is a release, every read an acquire: whoever sees a mark also sees what its writer did before it (the append that
  * stored the events, the failed append's bookkeeping). {@code AggregateHolderStress} (jcstress) holds the stored
  * mark's ordering.
+ * <p>
+ * Tests: {@code AggregateHolderTest}, {@code behaviour.RefusedAppendNeighboursTest}.
  */
 final class StoreMarks {
 
