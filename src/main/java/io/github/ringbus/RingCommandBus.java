@@ -147,8 +147,9 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * their order, in consecutive slots, claimed and handed over a chunk at a time (up to a quarter of the ring, at
      * most 256 per claim) rather than one by one, so a command of the list never overtakes an earlier one. Each
      * command is then handled, stored and completed as if dispatched alone: the callback is called exactly once per
-     * command, with that command as it left the dispatch interceptors, on the complete stage's thread (or at once on
-     * this thread, for a command refused before the ring); one command's failure does not touch the others. When the
+     * command, with that command as it left the dispatch interceptors, where any callback is called (the callback
+     * thread for an application's callback; at once on this thread for a command refused before the ring); one
+     * command's failure does not touch the others. When the
      * ring has no room for a chunk: {@code FAIL_FAST} fails the chunk with every command after it (those before it
      * stay dispatched); {@code BLOCK} waits, asking for fewer slots at a time while the ring stays too full for the
      * chunk, until every command is in; {@code BLOCK_WITH_TIMEOUT} does the same within one timeout for the whole
