@@ -70,10 +70,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>
  * Build one with {@link #builder()}; aggregates configured with Axon's {@code configureAggregate} are routed through
  * the ring automatically (see {@link io.github.ringbus.RingbusConfigurerModule}), or register them directly
- * with {@link #registerAggregate(Class)}.
- * <p>
- * Tests: {@code QuickStartTest}, {@code CommandHandlingTest}, {@code behaviour.BuilderValidationTest},
- * {@code behaviour.CallbackTest}.
+ * with {@link #registerAggregate(Class)}. Tests: {@code QuickStartTest}, {@code CommandHandlingTest}.
  */
 public final class RingCommandBus implements CommandBus, Lifecycle {
 
@@ -147,9 +144,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
      * their order, in consecutive slots, claimed and handed over a chunk at a time (up to a quarter of the ring, at
      * most 256 per claim) rather than one by one, so a command of the list never overtakes an earlier one. Each
      * command is then handled, stored and completed as if dispatched alone: the callback is called exactly once per
-     * command, with that command as it left the dispatch interceptors, where any callback is called (the callback
-     * thread for an application's callback; at once on this thread for a command refused before the ring); one
-     * command's failure does not touch the others. When the
+     * command, with that command as it left the dispatch interceptors, where any callback is called (at once on this
+     * thread for a command refused before the ring); one command's failure does not touch the others. When the
      * ring has no room for a chunk: {@code FAIL_FAST} fails the chunk with every command after it (those before it
      * stay dispatched); {@code BLOCK} waits, asking for fewer slots at a time while the ring stays too full for the
      * chunk, until every command is in; {@code BLOCK_WITH_TIMEOUT} does the same within one timeout for the whole
