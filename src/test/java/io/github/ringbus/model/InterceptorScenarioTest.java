@@ -8,6 +8,7 @@ import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
+import org.axonframework.messaging.MessageHandlerInterceptor;
 import org.axonframework.messaging.MetaData;
 import org.axonframework.messaging.annotation.MetaDataValue;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
@@ -32,6 +33,15 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * proceeded, leaves nothing of that command; the phases of each command's Unit of Work come in Axon's order.
  */
 class InterceptorScenarioTest extends OnTwins {
+
+    /** Lets the handler of {@code Add(7)} run, then throws: the command is rolled back after its handler. */
+    private static final MessageHandlerInterceptor<CommandMessage<?>> TAKES_SEVEN_BACK = (unitOfWork, chain) -> {
+        Object result = chain.proceed();
+        if (unitOfWork.getMessage().getPayload() instanceof Add add && add.amount() == 7) {
+            throw new IllegalStateException("7 is taken back after its handler");
+        }
+        return result;
+    };
 
     private void start(Topology topology) {
         start(topology, c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Counter.class)));
@@ -90,13 +100,7 @@ class InterceptorScenarioTest extends OnTwins {
     @EnumSource(Topology.class)
     void aHandlerInterceptorThatThrowsAfterTheHandlerRollsTheCommandBack(Topology topology) {
         start(topology);
-        onBothBuses((bus, twin) -> bus.registerHandlerInterceptor((unitOfWork, chain) -> {
-            Object result = chain.proceed();
-            if (unitOfWork.getMessage().getPayload() instanceof Add add && add.amount() == 7) {
-                throw new IllegalStateException("7 is taken back after its handler");
-            }
-            return result;
-        }));
+        onBothBuses((bus, twin) -> bus.registerHandlerInterceptor(TAKES_SEVEN_BACK));
 
         List<List<Outcome>> outcomes = twins.sendAll(program());
 
@@ -112,14 +116,13 @@ class InterceptorScenarioTest extends OnTwins {
         start(topology);
         List<List<String>> phases = List.of(Collections.synchronizedList(new ArrayList<>()),
                                             Collections.synchronizedList(new ArrayList<>()));
-        onBothBuses((bus, twin) -> bus.registerHandlerInterceptor((unitOfWork, chain) -> {
-            record(unitOfWork, phases.get(twin));
-            Object result = chain.proceed();
-            if (unitOfWork.getMessage().getPayload() instanceof Add add && add.amount() == 7) {
-                throw new IllegalStateException("7 is taken back after its handler");
-            }
-            return result;
-        }));
+        onBothBuses((bus, twin) -> {
+            bus.registerHandlerInterceptor((unitOfWork, chain) -> {
+                record(unitOfWork, phases.get(twin));
+                return chain.proceed();
+            });
+            bus.registerHandlerInterceptor(TAKES_SEVEN_BACK);
+        });
 
         List<List<Outcome>> outcomes = twins.sendAll(program());
 
