@@ -68,10 +68,15 @@ class CallbackTest {
         ring = RingbusFixture.started();
         FutureCallback<Object, Object> future = new FutureCallback<>();
         AtomicReference<String> completingThread = new AtomicReference<>();
-        future.whenComplete((result, failure) -> completingThread.set(Thread.currentThread().getName()));
+        CountDownLatch completed = new CountDownLatch(1);
+        future.whenComplete((result, failure) -> {
+            completingThread.set(Thread.currentThread().getName());
+            completed.countDown();
+        });
 
         ring.bus.dispatch(asCommandMessage(new Open("a")), future);
-        future.get(10, TimeUnit.SECONDS);
+        // Not future.get(): a thread waiting in get() may run the dependents itself once the future is complete.
+        assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
 
         assertThat(completingThread.get()).matches(StageThreads::completes);
     }
