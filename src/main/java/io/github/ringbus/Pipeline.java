@@ -241,13 +241,15 @@ final class Pipeline implements RingStages {
         for (String name : threadNames) {
             Thread thread = started.stream().filter(t -> t.getName().equals(name)).findFirst().orElse(null);
             long cpu = thread == null || !measurable ? -1 : mx.getThreadCpuTime(thread.getId());
+            long now = System.nanoTime(); // after the CPU time: the interval it covers is never shorter than its growth
             long inStore = 0;
             for (StoreStage stage : storeStages) {
                 if (thread != null && stage.health().runner() == thread) {
-                    inStore += stage.health().inStoreNanos();
+                    inStore += stage.health().inStoreNanos(now);
                 }
             }
-            times.add(new StageThreadTimes(name, storingThreadNames.contains(name), cpu, inStore));
+            long running = thread instanceof PipelineThreads.PipelineThread stage ? stage.runningNanos(now) : 0;
+            times.add(new StageThreadTimes(name, storingThreadNames.contains(name), cpu, inStore, running));
         }
         return times;
     }

@@ -42,9 +42,28 @@ final class PipelineThreads implements ThreadFactory {
     /** A thread that runs one of the pipeline's stages; see {@link #isPipelineThread()}. */
     static final class PipelineThread extends Thread {
 
+        /** When it began to run ({@code System.nanoTime()}), 0 before; written by itself once, read by any thread. */
+        private volatile long startedNanos;
+
         PipelineThread(Runnable stage, String name) {
             super(stage, name);
             setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            long now = System.nanoTime();
+            startedNanos = now == 0 ? 1 : now;
+            super.run();
+        }
+
+        /**
+         * @param now {@code System.nanoTime()}
+         * @return the wall time from when it began to run until {@code now}, or 0 before it began
+         */
+        long runningNanos(long now) {
+            long started = startedNanos;
+            return started == 0 ? 0 : Math.max(0, now - started);
         }
     }
 }

@@ -12,7 +12,11 @@ package io.github.ringbus;
  * @param stores       true when the thread appends events to the store (a store or store-complete stage)
  * @param cpuNanos     the CPU time the thread used, or -1 where the JVM cannot measure it (or the thread has not
  *                     started, or has ended)
- * @param inStoreNanos the wall time the thread spent in the store's transactions (0 for a thread that does not store)
+ * @param inStoreNanos the wall time the thread spent in the store's transactions, the one in progress included (0 for
+ *                     a thread that does not store)
+ * @param runningNanos the wall time since the thread began to run, read just after the two times above (0 before it
+ *                     started): the length of the interval that {@code cpuNanos} and {@code inStoreNanos} cover, so
+ *                     that a share is taken over one clock's readings, never more than the wall time it was spent in
  */
-public record StageThreadTimes(String thread, boolean stores, long cpuNanos, long inStoreNanos) {
+public record StageThreadTimes(String thread, boolean stores, long cpuNanos, long inStoreNanos, long runningNanos) {
 }

@@ -1,7 +1,6 @@
 package io.github.ringbus;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What one store thread's attempts came to, for the stage threads' times and the health checks: the thread, its
@@ -10,12 +9,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * failed command; any thread reads it.
  * <p>
  * Threads: every field has one writer, the store thread; the readers see it through volatile fields (a plain add
- * published with a release store for the time in the store). No lock; nothing allocated on the store thread.
+ * the time in the store under a sequence lock, so that a reader sees the attempt in progress or its end, never both). No lock; nothing allocated on the store thread.
  */
 final class StoreHealth {
 
-    /** The wall time the store thread spent in the store's transactions, summed. */
-    private final AtomicLong inStoreNanos = new AtomicLong();
+    /** The wall time the store thread spent in the store's transactions that ended, summed. */
+    private volatile long endedNanos;
+    /**
+     * When the attempt in progress began ({@code System.nanoTime()}), or 0 between attempts: a reader counts an attempt
+     * that has not ended yet too, so that a share of time taken over a window never puts a whole long attempt (a
+     * connection wait of 30 s) into the window it ended in (a share above 1).
+     */
+    private volatile long attemptStartNanos;
+    /**
+     * Odd while the store thread moves an ended attempt from {@link #attemptStartNanos} into {@link #endedNanos}: a
+     * reader that saw it change (or odd) reads again (a sequence lock; the writer never waits).
+     */
+    private volatile long version;
     /** The thread that runs the stage, set by it at its first attempt. */
     private volatile Thread runner;
     /**
@@ -28,11 +38,16 @@ final class StoreHealth {
     /** The commands the stage failed, by second. */
     private final MinuteCount failedCommands = new MinuteCount();
 
-    /** The store thread, before its attempt: it is the stage's runner from its first attempt on. */
-    void attemptStarts() {
+    /**
+     * The store thread, before its attempt: it is the stage's runner from its first attempt on.
+     *
+     * @param startNanos when the attempt begins ({@code System.nanoTime()})
+     */
+    void attemptStarts(long startNanos) {
         if (runner == null) {
             runner = Thread.currentThread();
         }
+        attemptStartNanos = startNanos == 0 ? 1 : startNanos;
     }
 
     /**
@@ -44,7 +59,11 @@ final class StoreHealth {
      * @return true when it stored
      */
     boolean attemptEnded(long startNanos, long endNanos, StoreAttempt attempt) {
-        inStoreNanos.lazySet(inStoreNanos.get() + endNanos - startNanos);
+        long v = version;
+        version = v + 1;
+        endedNanos += endNanos - startNanos; // one writer: this thread
+        attemptStartNanos = 0;
+        version = v + 2;
         if (attempt != null && attempt.stored()) {
             if (failingSinceNanos != 0) {
                 failingSinceNanos = 0;
@@ -92,8 +111,21 @@ final class StoreHealth {
         return runner;
     }
 
-    /** @return the wall time the stage's thread spent in the store's transactions so far */
-    long inStoreNanos() {
-        return inStoreNanos.get();
+    /**
+     * @param now {@code System.nanoTime()}, read by the caller after the thread's other times
+     * @return the wall time the stage's thread spent in the store's transactions until {@code now}, the attempt in
+     *         progress included; any thread
+     */
+    long inStoreNanos(long now) {
+        while (true) {
+            long v = version;
+            long ended = endedNanos;
+            long start = attemptStartNanos;
+            if ((v & 1) == 0 && v == version) {
+                // No attempt ended during the reads: "start" is the attempt after those summed in "ended", or none.
+                return start == 0 ? ended : ended + Math.max(0, now - start);
+            }
+            Thread.onSpinWait();
+        }
     }
 }

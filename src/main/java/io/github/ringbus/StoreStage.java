@@ -254,8 +254,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /** An attempt, recorded in {@link #health}: two clock reads per attempt, nothing allocated. */
     private StoreAttempt timedAttempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
-        health.attemptStarts();
         long start = System.nanoTime();
+        health.attemptStarts(start);
         StoreAttempt attempt = null;
         try {
             attempt = transaction.attempt(slots, events);

@@ -81,6 +81,8 @@ class ArchitectureTest {
                 + "AutoConfiguration.imports: it must be public");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusOffAutoConfiguration$RingbusOff", "the bean that says ringbus "
                 + "is off (ringbus.enabled=false)");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusHealthAutoConfiguration", "listed in Spring Boot's "
+                + "AutoConfiguration.imports: it must be public");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusDistributedAutoConfiguration", "listed in Spring Boot's "
                 + "AutoConfiguration.imports, which a user excludes by class");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusProperties", "bound by Spring Boot to ringbus.*; its "

@@ -22,7 +22,19 @@ class StoreHealthTest {
         health.attemptEnded(20 * SECOND, 22 * SECOND, StoreAttempt.failed(StoreAttempt.End.APPEND_FAILED,
                                                                            new SQLException("refused")));
 
-        assertThat(health.inStoreNanos()).isEqualTo(3 * SECOND);
+        assertThat(health.inStoreNanos(30 * SECOND)).isEqualTo(3 * SECOND);
+    }
+
+    @Test
+    void anAttemptInProgressCountsUpToNowAndOnceItEndsOnlyUpToItsEnd() {
+        health.attemptEnded(10 * SECOND, 11 * SECOND, StoreAttempt.STORED);
+        health.attemptStarts(20 * SECOND);
+
+        assertThat(health.inStoreNanos(25 * SECOND)).isEqualTo(6 * SECOND);
+
+        health.attemptEnded(20 * SECOND, 50 * SECOND, StoreAttempt.STORED);
+
+        assertThat(health.inStoreNanos(60 * SECOND)).isEqualTo(31 * SECOND);
     }
 
     @Test
@@ -61,7 +73,7 @@ class StoreHealthTest {
     void theRunnerIsTheThreadOfTheFirstAttempt() {
         assertThat(health.runner()).isNull();
 
-        health.attemptStarts();
+        health.attemptStarts(SECOND);
 
         assertThat(health.runner()).isSameAs(Thread.currentThread());
     }

@@ -23,7 +23,6 @@ import org.axonframework.tracing.NoOpSpanFactory;
 import org.axonframework.tracing.SpanFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
@@ -259,28 +258,6 @@ public class RingbusAutoConfiguration {
     @Bean
     public RingbusAggregateRouting ringbusAggregateRouting(ConfigurableListableBeanFactory beanFactory) {
         return new RingbusAggregateRouting(beanFactory);
-    }
-
-    /**
-     * The ring buses in Spring Boot Actuator's health ({@link RingbusHealthIndicator}), where Actuator's health API
-     * (Spring Boot 3's {@code org.springframework.boot.actuate.health}) is on the class path.
-     */
-    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
-    static class ActuatorHealth {
-
-        @Bean
-        @ConditionalOnMissingBean(name = "ringbusHealthIndicator")
-        RingbusHealthIndicator ringbusHealthIndicator(ListableBeanFactory beanFactory, RingbusProperties properties) {
-            Duration window = properties.getHealth().getStoreFailureWindow();
-            if (window == null || window.isNegative()) {
-                throw new InvalidRingbusPropertyException(
-                        "ringbus.health.store-failure-window must be zero or more, but was " + window,
-                        new org.axonframework.common.AxonConfigurationException(
-                                "the store failure window must be zero or more, but was " + window));
-            }
-            return new RingbusHealthIndicator(beanFactory, window);
-        }
     }
 
     private static EventStore requireEventStore(ObjectProvider<EventStore> eventStore) {

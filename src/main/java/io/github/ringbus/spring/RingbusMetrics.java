@@ -12,6 +12,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -110,7 +112,8 @@ public class RingbusMetrics implements PipelineMonitor {
 
     /**
      * Registers the gauges of the bus's ring, and those of each of its stage threads (named when the bus was built;
-     * before the threads start and after they end their CPU meters read NaN).
+     * a share in [0, 1] from the first read, 0 before the threads start and after they end; the CPU meters only where
+     * the JVM measures threads' CPU time, see {@link ThreadShares}).
      *
      * @param bus the bus this monitor was given to
      * @return this
@@ -122,14 +125,18 @@ public class RingbusMetrics implements PipelineMonitor {
              .description("Slots of the ring").strongReference(false).register(registry);
         // Held strongly by its meters; it holds the bus weakly, as the gauges above do.
         ThreadShares shares = new ThreadShares(bus);
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        boolean cpuMeasured = threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
         for (StageThreadTimes thread : bus.stageThreadTimes()) {
             String name = thread.thread();
             Tags threadTags = tags.and("thread", name);
-            Gauge.builder(THREAD_BUSY, shares, s -> s.busy(name)).tags(threadTags).baseUnit("cores")
-                 .description("A stage thread's CPU time over wall time, over the last second or more")
-                 .strongReference(true).register(registry);
-            FunctionCounter.builder(THREAD_CPU, shares, s -> s.cpuSeconds(name)).tags(threadTags).baseUnit("seconds")
-                           .description("A stage thread's CPU time").register(registry);
+            if (cpuMeasured) {
+                Gauge.builder(THREAD_BUSY, shares, s -> s.busy(name)).tags(threadTags).baseUnit("cores")
+                     .description("A stage thread's CPU time over wall time, over the last second or more")
+                     .strongReference(true).register(registry);
+                FunctionCounter.builder(THREAD_CPU, shares, s -> s.cpuSeconds(name)).tags(threadTags)
+                               .baseUnit("seconds").description("A stage thread's CPU time").register(registry);
+            }
             if (thread.stores()) {
                 Gauge.builder(THREAD_IN_STORE, shares, s -> s.inStore(name)).tags(threadTags)
                      .description("A store thread's time in the store's transactions over wall time, over the "

@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,6 +69,32 @@ class GrafanaDashboardTest {
                           .anyMatch(s -> s.startsWith("ringbus_store_batch_commands"))
                           .anyMatch(s -> s.startsWith("ringbus_store_batch_events"))
                           .anyMatch(s -> s.startsWith("ringbus_stage_latency"));
+    }
+
+    @Test
+    void onTheFirstScrapeEveryValueIsANumberAndEveryShareOfAThreadIsInZeroToOne() {
+        String scrape = scrapeAfterSomeCommands();
+
+        List<String> samples = scrape.lines().filter(line -> line.startsWith("ringbus_")).toList();
+        assertThat(samples).isNotEmpty().noneMatch(line -> line.endsWith(" NaN"));
+        List<String> shares = samples.stream().filter(line -> line.startsWith("ringbus_stage_thread_busy")
+                                                              || line.startsWith("ringbus_stage_thread_in_store"))
+                                     .toList();
+        assertThat(shares).as("the busy and in-store shares").hasSize(3).allSatisfy(
+                line -> assertThat(Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                        .isBetween(0.0, 1.0));
+    }
+
+    @Test
+    void theSpringBootPageNamesEverySeriesRingbusExportsToPrometheus() throws IOException {
+        String page = Files.readString(Path.of("docs/spring-boot.md"));
+
+        List<String> families = scrapeAfterSomeCommands().lines().filter(line -> line.startsWith("# TYPE ringbus_"))
+                                                         .map(line -> line.split(" ")[2]).toList();
+
+        // A distribution's families (name, name_max) are documented once as `name_*` (_count, _sum, _max).
+        assertThat(families).isNotEmpty().allSatisfy(family -> assertThat(page).as("docs/spring-boot.md").contains(
+                "`" + (family.endsWith("_max") ? family.substring(0, family.length() - 4) + "_*" : family)));
     }
 
     private static String scrapeAfterSomeCommands() {

@@ -281,28 +281,6 @@ class RingbusAutoConfigurationTest {
     }
 
     @Test
-    void withActuatorOnTheClassPathTheRingIsInTheApplicationsHealth() {
-        runner.run(context -> {
-            assertThat(context).hasSingleBean(RingbusHealthIndicator.class);
-            context.getBean(CommandGateway.class).sendAndWait(new Open("healthy"));
-            org.springframework.boot.actuate.health.Health health =
-                    context.getBean(RingbusHealthIndicator.class).health();
-            assertThat(health.getStatus()).isEqualTo(org.springframework.boot.actuate.health.Status.UP);
-            assertThat(health.getDetails()).containsKey(RingbusAutoConfiguration.BUS_BEAN_NAME);
-        });
-    }
-
-    @Test
-    void aNegativeStoreFailureWindowFailsTheStartNamingTheProperty() {
-        runner.withPropertyValues("ringbus.health.store-failure-window=-1s").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasRootCauseInstanceOf(
-                    org.axonframework.common.AxonConfigurationException.class);
-            assertThat(context.getStartupFailure()).hasStackTraceContaining("ringbus.health.store-failure-window");
-        });
-    }
-
-    @Test
     void disabledSaysSoInOneLineAtStart() {
         runner.withPropertyValues("ringbus.enabled=false").run(context -> {
             assertThat(context).hasSingleBean(RingbusOffAutoConfiguration.RingbusOff.class);

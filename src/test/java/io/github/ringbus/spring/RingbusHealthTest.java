@@ -6,8 +6,6 @@ import io.github.ringbus.fixtures.AwayDatabase;
 import io.github.ringbus.fixtures.RingbusFixture;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.Status;
 
 import java.time.Duration;
 import java.util.Map;
@@ -18,19 +16,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The ring in Spring Boot Actuator's health: UP while it runs and stores, DOWN while its store fails every attempt for
  * longer than the window (with the failure) and once it is shut down, UP again once the store stores.
  */
-class RingbusHealthIndicatorTest {
+class RingbusHealthTest {
 
     private final AwayDatabase database = new AwayDatabase();
 
-    private static RingbusHealthIndicator indicatorOf(RingCommandBus bus, Duration window) {
+    private static RingbusHealth indicatorOf(RingCommandBus bus, Duration window) {
         DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
         beans.registerSingleton("ringCommandBus", bus);
-        return new RingbusHealthIndicator(beans, window);
+        return new RingbusHealth(beans, window);
     }
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> detailsOf(Health health) {
-        return (Map<String, Object>) health.getDetails().get("ringCommandBus");
+    private static Map<String, Object> detailsOf(RingbusHealth.Report health) {
+        return (Map<String, Object>) health.details().get("ringCommandBus");
     }
 
     @Test
@@ -38,9 +36,9 @@ class RingbusHealthIndicatorTest {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
             ring.sendAndWait(new AccountCommands.Open("a"));
 
-            Health health = indicatorOf(ring.bus, Duration.ZERO).health();
+            RingbusHealth.Report health = indicatorOf(ring.bus, Duration.ZERO).report();
 
-            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.up()).isTrue();
             assertThat(detailsOf(health)).containsKeys("topology", "handlerThreads", "storeThreads", "ringSize",
                                                        "ringInUse").doesNotContainKey("down");
         }
@@ -49,20 +47,20 @@ class RingbusHealthIndicatorTest {
     @Test
     void aStoreThatFailsEveryAttemptForLongerThanTheWindowIsDownWithItsFailureAndUpOnceItStores() {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database))) {
-            RingbusHealthIndicator indicator = indicatorOf(ring.bus, Duration.ZERO);
+            RingbusHealth indicator = indicatorOf(ring.bus, Duration.ZERO);
             ring.sendAndWait(new AccountCommands.Open("a"));
             database.goAway();
 
             ring.sendAndWait(new AccountCommands.Deposit("a", 1));
 
-            Health down = indicator.health();
-            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+            RingbusHealth.Report down = indicator.report();
+            assertThat(down.up()).isFalse();
             assertThat(detailsOf(down).get("lastStoreFailure").toString()).contains("the database went away");
 
             database.comeBack();
             ring.sendAndWait(new AccountCommands.Deposit("a", 2));
 
-            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(indicator.report().up()).isTrue();
         }
     }
 
@@ -76,7 +74,7 @@ class RingbusHealthIndicatorTest {
             ring.sendAndWait(new AccountCommands.Deposit("a", 1));
             ring.sendAndWait(new AccountCommands.Deposit("b", 2));
 
-            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).health()))
+            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).report()))
                     .containsEntry("storeFailedCommandsInLastMinute", 2L);
         }
     }
@@ -85,7 +83,7 @@ class RingbusHealthIndicatorTest {
     void theDatabaseRoundTripTheBusWasBuiltForIsShown() {
         try (RingbusFixture ring = RingbusFixture.started(b -> b.transactionManager(database)
                                                                  .databaseLatency(Duration.ofMillis(3)))) {
-            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).health()))
+            assertThat(detailsOf(indicatorOf(ring.bus, Duration.ZERO).report()))
                     .containsEntry("databaseRoundTripAtStart", "PT0.003S");
         }
     }
@@ -98,8 +96,8 @@ class RingbusHealthIndicatorTest {
 
             ring.sendAndWait(new AccountCommands.Deposit("a", 1));
 
-            Health health = indicatorOf(ring.bus, Duration.ofMinutes(1)).health();
-            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            RingbusHealth.Report health = indicatorOf(ring.bus, Duration.ofMinutes(1)).report();
+            assertThat(health.up()).isTrue();
             assertThat(detailsOf(health)).containsKey("storeFailingFor");
         }
     }
@@ -107,12 +105,12 @@ class RingbusHealthIndicatorTest {
     @Test
     void aRingThatWasShutDownIsDown() {
         RingbusFixture ring = RingbusFixture.started();
-        RingbusHealthIndicator indicator = indicatorOf(ring.bus, Duration.ofMinutes(1));
+        RingbusHealth indicator = indicatorOf(ring.bus, Duration.ofMinutes(1));
 
         ring.close();
 
-        Health health = indicator.health();
-        assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+        RingbusHealth.Report health = indicator.report();
+        assertThat(health.up()).isFalse();
         assertThat(detailsOf(health).get("down").toString()).contains("not running");
     }
 }
