@@ -74,8 +74,8 @@ final class Pipeline implements RingStages {
     private final List<String> storingThreadNames;
     /** What becomes of refused appends, and which commands are handled again (one per bus, from the facts). */
     private final StoreRecovery recovery;
-    /** The bus's reads, told by the store stages whether the store can be reached. */
-    private final FailFastReads reads;
+    /** The store while it cannot be reached, shared by the store stages; it tells the bus's reads too. */
+    private final StoreOutage outage;
     /** Hands the commands the policy lets run again back to their handler thread (see ReRuns). */
     private final ReRuns reRuns;
     /** How long shutdown waits for the halted stage threads to end: the shutdown timeout, at most 10 s. */
@@ -97,7 +97,8 @@ final class Pipeline implements RingStages {
      */
     Pipeline(RingSettings settings, CommandRoutes routes,
              List<MessageHandlerInterceptor<? super CommandMessage<?>>> handlerInterceptors, FailFastReads reads) {
-        this.reads = reads;
+        this.outage = new StoreOutage(settings.transactionManager(), reads,
+                                      settings.threadNamePrefix() + "-store-probe");
         RingEventStore splitStore = settings.splitStore();
         this.facts = StagePlan.Facts.of(settings.topology(), settings.storeThreads(), settings.publishMode(),
                                         splitStore != null);
@@ -225,7 +226,7 @@ final class Pipeline implements RingStages {
                                             LeftInterrupts leftInterrupts, GapBound gapBound, int shard) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts, recovery, reRuns, gapBound, shard, reads);
+                              leftInterrupts, recovery, reRuns, gapBound, shard, outage);
     }
 
     /**
@@ -456,6 +457,7 @@ final class Pipeline implements RingStages {
         Backoff.FOR_SHUTDOWN.awaitUntil(() -> completedSequence() >= ring.getCursor(),
                                         System.nanoTime() + timeoutNanos);
         reRuns.stop(); // before the halt: see ReRunBarrier
+        outage.close();
         disruptor.halt();
         long deadline = System.nanoTime() + stageEndGraceNanos;
         for (Thread thread : threads.threads()) {

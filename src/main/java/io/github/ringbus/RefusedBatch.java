@@ -2,6 +2,8 @@ package io.github.ringbus;
 
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStoreException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -27,6 +29,8 @@ import java.util.function.Function;
  * {@code behaviour.StoreFailureTest}.
  */
 final class RefusedBatch {
+
+    private static final Logger logger = LoggerFactory.getLogger(RefusedBatch.class);
 
     /** Nothing to decide before a command of the group in hand: every command before it in ring order is decided. */
     private static final Runnable NOTHING_BEFORE_IT = () -> {
@@ -103,7 +107,7 @@ final class RefusedBatch {
                 groups.addFirst(new ArrayList<>(group.subList(0, at)));
             }
             case HANDLE_AGAIN_ON_STORED -> {
-                if (handledAgainOnStored(group.get(0))) {
+                if (handledAgainOnStored(group.get(0), failure)) {
                     groups.addFirst(group); // tried again in a fresh transaction
                 } else {
                     fail(group, failure);
@@ -209,12 +213,21 @@ final class RefusedBatch {
      *
      * @return true when the command was handled again and its new run is to be stored
      */
-    private boolean handledAgainOnStored(CommandSlot slot) {
+    private boolean handledAgainOnStored(CommandSlot slot, Throwable conflict) {
         if (!recovery.mayHandleAgainOnStored(StoreRecovery.Command.of(slot))) {
             return false;
         }
         poison(slot);
-        return reRuns.reRunFrom(slot);
+        boolean again = reRuns.reRunFrom(slot);
+        if (again) {
+            // What ringbus did about the refusal, once per conflict: the driver (or Hibernate, at ERROR) has logged
+            // the refused statement already, and an operator must not read that as a lost command.
+            logger.info("Command [{}] on aggregate [{}]: another writer appended to the aggregate first (the store "
+                                + "refused: {}); it is handled again on the aggregate as stored, nothing is lost",
+                        slot.commandName(), StoreFailureNotice.aggregateOf(slot),
+                        StoreFailureNotice.rootCause(conflict));
+        }
+        return again;
     }
 
     /**

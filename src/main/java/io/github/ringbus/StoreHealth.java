@@ -1,6 +1,7 @@
 package io.github.ringbus;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What one store thread's attempts came to, for the stage threads' times and the health checks: the thread, its
@@ -12,6 +13,12 @@ import java.time.Duration;
  * the time in the store under a sequence lock, so that a reader sees the attempt in progress or its end, never both). No lock; nothing allocated on the store thread.
  */
 final class StoreHealth {
+
+    /**
+     * How long an attempt may be in progress before the store counts as failing ({@link #failure}): a group's commit
+     * takes milliseconds; a second is a pool waiting for a connection or a database that does not answer.
+     */
+    static final long STALLED_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** The wall time the store thread spent in the store's transactions that ended, summed. */
     private volatile long endedNanos;
@@ -94,15 +101,27 @@ final class StoreHealth {
 
     /**
      * @param now {@code System.nanoTime()} now
-     * @return how the store is failing, or null while the last attempt stored (or none failed); any thread
+     * @return how the store is failing, or null while the last attempt stored (or none failed) and no attempt has
+     *         been in progress for {@link #STALLED_NANOS} or more; any thread
      */
     StoreFailure failure(long now) {
         long since = failingSinceNanos;
+        long attemptStart = attemptStartNanos;
+        long inProgress = attemptStart == 0 ? 0 : now - attemptStart;
+        boolean stalled = inProgress >= STALLED_NANOS;
         if (since == 0) {
-            return null;
+            if (!stalled) {
+                return null;
+            }
+            // Nothing failed yet, but nothing stores either: a pool waiting for a connection (30 s by default in
+            // HikariCP) or a database that does not answer. Failing since the attempt began.
+            return new StoreFailure(Duration.ofNanos(inProgress), Duration.ZERO,
+                                    "an attempt has waited " + TimeUnit.NANOSECONDS.toMillis(inProgress) + " ms for "
+                                            + "the store (for a connection, or for the database's answer)");
         }
         Throwable failure = lastFailure;
-        return new StoreFailure(Duration.ofNanos(now - since), Duration.ofNanos(now - lastFailedNanos),
+        Duration sinceLast = stalled ? Duration.ZERO : Duration.ofNanos(now - lastFailedNanos);
+        return new StoreFailure(Duration.ofNanos(now - since), sinceLast,
                                 failure == null ? "unknown" : failure.getClass().getName() + ": " + failure.getMessage());
     }
 

@@ -34,7 +34,8 @@ import java.util.List;
  *     costs about 2k&middot;log2(n) transactions.</li>
  *     <li>Except when the store cannot be reached ({@linkplain StoreFailures#unreachable unreachable}: no connection, connection
  *     lost, server shutting down, no transaction could begin): trying again would only fail again, so every command
- *     of the batch not yet committed fails with that failure.</li>
+ *     of the batch not yet committed fails with that failure. When no transaction could begin, the batches after it
+ *     fail at once, without being tried, until the store can be reached again ({@link StoreOutage}).</li>
  *     <li>Except when the commit itself failed without the database saying it rolled back ({@link StoreFailures#rolledBack}): the
  *     transaction may have been committed, so its commands fail with a {@link CommitOutcomeUnknownException} and are
  *     never appended again (a second append would find them stored, or, on an engine without a unique key, store
@@ -44,7 +45,7 @@ import java.util.List;
  * later commands that built on the lost events, including those of the same batch that are still to be tried (they
  * are checked before every attempt), are never stored as they are: this stage first stores or fails everything before
  * them, then has their handler thread handle them again on the aggregate as stored ({@link ReRuns}), or fails those
- * that may not run twice; the next command of the aggregate starts from what is really stored. No state outlives a batch: once the database is reachable again the next batch simply succeeds.
+ * that may not run twice; the next command of the aggregate starts from what is really stored. No state outlives a batch but the outage's: once the database is reachable again the next batch simply succeeds.
  * <p>
  * One thread per instance. With several store threads ({@code storeThreads}), each runs an instance of its own for
  * the commands of its shard of the aggregates ({@link StoreShard}): its own transactions, hence its own connection.
@@ -74,8 +75,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     private final int shard;
     /** The thread, its time in the store, its failing attempts and failed commands, for health checks. */
     private final StoreHealth health = new StoreHealth();
-    /** The bus's reads, told when an attempt stored (they may be failing fast while the store was unreachable). */
-    private final FailFastReads reads;
+    /** The store while it cannot be reached: batches fail at once, not tried (see StoreOutage); shared by the bus. */
+    private final StoreOutage outage;
 
     /** Reads the first stored event of each payload type back, once (see StoreReadBack). */
     private final StoreReadBack readBack;
@@ -97,8 +98,8 @@ final class StoreStage implements EventHandler<CommandSlot> {
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
                LeftInterrupts leftInterrupts, StoreRecovery recovery, ReRuns reRuns, GapBound gapBound, int shard,
-               FailFastReads reads) {
-        this.reads = reads;
+               StoreOutage outage) {
+        this.outage = outage;
         this.recovery = recovery;
         this.gapBound = gapBound;
         this.shard = shard;
@@ -252,17 +253,30 @@ final class StoreStage implements EventHandler<CommandSlot> {
         }
     }
 
-    /** An attempt, recorded in {@link #health}: two clock reads per attempt, nothing allocated. */
+    /**
+     * An attempt, recorded in {@link #health}: two clock reads per attempt, nothing allocated. While the store cannot
+     * be reached ({@link StoreOutage}) the group is not tried: it fails at once as an attempt that could not begin,
+     * which the policy fails whole, each command with the store's failure.
+     */
     private StoreAttempt timedAttempt(List<CommandSlot> slots, List<EventMessage<?>> events) {
         long start = System.nanoTime();
         health.attemptStarts(start);
+        Throwable away = outage.failure();
+        if (away != null) {
+            StoreAttempt notTried = StoreAttempt.failed(StoreAttempt.End.BEGIN_FAILED, away);
+            health.attemptEnded(start, start, notTried);
+            outage.failedAtOnce(slots.size());
+            return notTried;
+        }
         StoreAttempt attempt = null;
         try {
             attempt = transaction.attempt(slots, events);
             return attempt;
         } finally {
             if (health.attemptEnded(start, System.nanoTime(), attempt)) {
-                reads.stored();
+                outage.stored();
+            } else if (attempt != null && attempt.end == StoreAttempt.End.BEGIN_FAILED) {
+                outage.beginFailed(attempt.failure);
             }
         }
     }

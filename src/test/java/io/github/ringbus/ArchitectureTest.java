@@ -325,8 +325,8 @@ class ArchitectureTest {
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
-                                           "StoreFailureNotice", "FailFastReads", "MinuteCount", "StoreHealth", "StoreReadBack",
-                                           "StoreTransaction", "GivenUpState",
+                                           "StoreFailureNotice", "FailFastReads", "StoreOutage", "MinuteCount",
+                                           "StoreHealth", "StoreReadBack", "StoreTransaction", "GivenUpState",
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));

@@ -113,6 +113,33 @@ class FailFastReadsTest {
     }
 
     @Test
+    void anOutageTheStoreFoundFailsReadsAtOnceWithNoReaderTryingUntilTheStoreReachesItAgain()
+            throws InterruptedException {
+        gate.unreachable(POOL_TIMED_OUT);
+
+        TimeUnit.NANOSECONDS.sleep(FailFastReads.RETRY_NANOS + TimeUnit.MILLISECONDS.toNanos(20));
+
+        assertThatThrownBy(reads::startTransaction).isInstanceOf(EventStoreException.class).hasCause(POOL_TIMED_OUT);
+        assertThat(database.begins).as("readers that tried").hasValue(0);
+
+        gate.stored();
+
+        assertThat(reads.startTransaction()).isNotNull();
+    }
+
+    @Test
+    void aReaderWhoseOwnBeginFailedDuringTheStoresOutageStartsNoProbing() throws InterruptedException {
+        database.away = POOL_TIMED_OUT;
+        assertThatThrownBy(reads::startTransaction).isSameAs(POOL_TIMED_OUT); // it was waiting for the pool
+        gate.unreachable(POOL_TIMED_OUT);
+
+        TimeUnit.NANOSECONDS.sleep(FailFastReads.RETRY_NANOS + TimeUnit.MILLISECONDS.toNanos(20));
+
+        assertThatThrownBy(reads::startTransaction).isInstanceOf(EventStoreException.class);
+        assertThat(database.begins).as("readers that tried").hasValue(1);
+    }
+
+    @Test
     void readsWithoutTransactionsAreLeftAsTheyAre() {
         assertThat(new FailFastReads(NoTransactionManager.INSTANCE).reads()).isSameAs(NoTransactionManager.INSTANCE);
     }

@@ -70,6 +70,22 @@ class StoreHealthTest {
     }
 
     @Test
+    void anAttemptInProgressForASecondOrMoreIsAFailureSinceItBeganThoughNothingFailedYet() {
+        health.attemptEnded(10 * SECOND, 11 * SECOND, StoreAttempt.STORED);
+        health.attemptStarts(20 * SECOND);
+
+        assertThat(health.failure(20 * SECOND + StoreHealth.STALLED_NANOS - 1)).as("under a second").isNull();
+        StoreFailure stalled = health.failure(50 * SECOND);
+        assertThat(stalled.failingFor()).hasSeconds(30);
+        assertThat(stalled.sinceLastFailure()).isZero();
+        assertThat(stalled.lastFailure()).contains("waited 30000 ms");
+
+        health.attemptEnded(20 * SECOND, 51 * SECOND, StoreAttempt.STORED);
+
+        assertThat(health.failure(52 * SECOND)).isNull();
+    }
+
+    @Test
     void theRunnerIsTheThreadOfTheFirstAttempt() {
         assertThat(health.runner()).isNull();
 

@@ -28,7 +28,8 @@ class StoreStageTest {
     private final StoreStage stage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024,
                                                     PipelineMonitor.NONE, true, new LeftInterrupts(),
                                                     new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
-                              new FailFastReads(NoTransactionManager.INSTANCE)); // no handler thread here to run again
+                              new StoreOutage(NoTransactionManager.INSTANCE,
+                                              new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
     private long sequence;
 
     @AfterEach
@@ -158,7 +159,7 @@ class StoreStageTest {
     private StoreStage stageWith(TransactionManager transactions) {
         return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
                               new LeftInterrupts(), new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
-                              new FailFastReads(NoTransactionManager.INSTANCE));
+                              new StoreOutage(transactions, new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
     }
 
     @Test

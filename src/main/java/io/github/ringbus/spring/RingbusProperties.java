@@ -425,10 +425,11 @@ public class RingbusProperties implements Validator {
     public static class Health {
 
         /**
-         * How long every store attempt must have failed before the health indicator reports the ring DOWN (an
-         * outage, not one refused command).
+         * How long every store attempt must have failed (or one attempt waited for the store) before the health
+         * indicator reports the ring DOWN: an outage, not one refused command. Seconds, so that readiness follows the
+         * store while a load balancer can still act on it.
          */
-        private Duration storeFailureWindow = Duration.ofSeconds(60);
+        private Duration storeFailureWindow = Duration.ofSeconds(5);
 
         /** @return how long the store must fail before the ring is reported DOWN */
         public Duration getStoreFailureWindow() {

@@ -6,6 +6,7 @@ import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
 import io.github.ringbus.fixtures.AccountEvents.Opened;
 import io.github.ringbus.fixtures.FaultyStorageEngine.HeldAppend;
+import io.github.ringbus.fixtures.LoggedLines;
 import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import org.axonframework.eventhandling.GenericDomainEventMessage;
@@ -13,6 +14,7 @@ import org.axonframework.modelling.command.ConcurrencyException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -54,6 +56,21 @@ class AnotherWriterTest {
         assertThat(ring.storedPayloads("a")).containsExactly(
                 new Opened("a"), new Deposited("a", 3), new Deposited("a", 1000), new Deposited("a", 5));
         assertThat(ring.storedSequenceNumbers("a")).containsExactly(0L, 1L, 2L, 3L);
+    }
+
+    @Test
+    void aConflictHandledAgainIsSaidOnceInTheLogAtInfoNamingTheCommandAndWhatTheStoreRefused() {
+        ring = RingbusFixture.started();
+        ring.sendAndWait(new Open("a"));
+        ring.engine.anotherWriterAppends(new GenericDomainEventMessage<>("Account", "a", 1, new Deposited("a", 1000)));
+
+        List<String> logged = LoggedLines.whileRunning(() -> ring.send(new Deposit("a", 5)).awaitSuccess());
+
+        assertThat(logged).filteredOn(line -> line.contains("another writer appended")).singleElement()
+                          .satisfies(line -> assertThat(line).contains(" INFO io.github.ringbus.RefusedBatch")
+                                                             .contains("on aggregate [a]")
+                                                             .contains("handled again on the aggregate as stored"));
+        assertThat(logged).noneMatch(line -> line.contains(" WARN ") || line.contains(" ERROR "));
     }
 
     @Test

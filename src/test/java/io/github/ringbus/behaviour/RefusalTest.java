@@ -1,18 +1,15 @@
 package io.github.ringbus.behaviour;
 
+import io.github.ringbus.fixtures.AccountCommands.Open;
+import io.github.ringbus.fixtures.LoggedLines;
 import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.RingbusFixture.Outcome;
-import io.github.ringbus.fixtures.AccountCommands.Open;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
 import org.axonframework.lifecycle.ShutdownInProgressException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -82,18 +79,10 @@ class RefusalTest {
                                  .allMatch(line -> line.endsWith(ShutdownInProgressException.class.getSimpleName()));
     }
 
-    /** The lines logged at WARN (or above) on System.err, where slf4j-simple writes, while the action ran. */
+    /** The lines logged at WARN (or above) while the action ran. */
     private static List<String> warningsWhile(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.setErr(original);
-        }
-        return Arrays.stream(captured.toString(StandardCharsets.UTF_8).split("\\R"))
-                     .filter(line -> line.contains(" WARN ") || line.contains(" ERROR "))
-                     .collect(Collectors.toList());
+        return LoggedLines.whileRunning(action).stream()
+                          .filter(line -> line.contains(" WARN ") || line.contains(" ERROR "))
+                          .collect(Collectors.toList());
     }
 }

@@ -50,8 +50,17 @@ class PostgresOutageDrillTest extends OnPostgres {
     private static final long RETRY_AFTER_MILLIS = 50;
     /** Added to every round trip while the server is slow. */
     private static final long SLOW_BY_MILLIS = 50;
-    /** The most a caller may wait: the pool's connection timeout (1 s) for each try of the store, with margin. */
-    private static final long ANSWERED_WITHIN_SECONDS = 30 + Math.max(OUTAGE_SECONDS, SLOW_SECONDS);
+    /**
+     * How long the server is away in the drill on Spring Boot's default pool: longer than the pool's connection
+     * timeout (30 s), so that the store finds the outage; {@code -Dringbus.drill.defaultPoolOutageSeconds}.
+     */
+    private static final int DEFAULT_POOL_OUTAGE_SECONDS = Integer.getInteger("ringbus.drill.defaultPoolOutageSeconds",
+                                                                              35);
+    /** HikariCP's default connection timeout, which Spring Boot keeps: how long a thread waits for a connection. */
+    private static final long DEFAULT_POOL_TIMEOUT_MILLIS = 30_000;
+    /** The most a caller may wait: the pool's connection timeout for each try of the store, with margin. */
+    private static final long ANSWERED_WITHIN_SECONDS = 30 + Math.max(Math.max(OUTAGE_SECONDS, SLOW_SECONDS),
+                                                                      DEFAULT_POOL_OUTAGE_SECONDS);
 
 
     /**
@@ -83,6 +92,10 @@ class PostgresOutageDrillTest extends OnPostgres {
     }
 
     private static Fault stoppedServer() {
+        return stoppedServer(OUTAGE_SECONDS);
+    }
+
+    private static Fault stoppedServer(int seconds) {
         return new Fault() {
             public void begin() {
                 server.stop();
@@ -93,7 +106,7 @@ class PostgresOutageDrillTest extends OnPostgres {
             }
 
             public int seconds() {
-                return OUTAGE_SECONDS;
+                return seconds;
             }
 
             public String toString() {
@@ -150,6 +163,60 @@ class PostgresOutageDrillTest extends OnPostgres {
                               (Math.min(storedAgain, drill.firstAcknowledgedAfterFault) - drill.poolBack) / 1e9);
             assertThat(ring.bus.storeFailure()).as("nothing failing once it stores again").isNull();
         }
+    }
+
+    /**
+     * The outage on Spring Boot's default pool (HikariCP's defaults: a thread waits up to 30 s for a connection, 10
+     * connections), the server away for longer than that. The attempt that finds the server away waits for the pool's
+     * timeout; after it the store fails each batch at once until its probe reaches the server (StoreOutage), so no
+     * caller waits much longer than one pool timeout, no command is stored after a wait as long as the timeout (a
+     * caller, an HTTP request with its own 30 s timeout, would have given up on it), and the store says it is failing
+     * within seconds of the stop, for readiness (an attempt that has waited a second counts).
+     */
+    @Test
+    void onSpringBootsDefaultPoolAnOutageLongerThanThePoolsTimeoutTellsEveryCallerTheTruthWithinOneTimeout()
+            throws Exception {
+        try (PostgresRing ring = new PostgresRing(server)) {
+            withSpringBootsDefaults(ring.pool);
+            Drill drill = drill("ringbus on Spring Boot's default pool", "boot-out-", ring::send,
+                                ring.bus::storeFailure, stoppedServer(DEFAULT_POOL_OUTAGE_SECONDS), ring.pool);
+
+            drill.assertAnsweredAndExact(true);
+            assertThat(drill.longestAcknowledgedWait).as("the longest wait of an acknowledged deposit, in ns")
+                                                     .isLessThan(TimeUnit.MILLISECONDS.toNanos(
+                                                             DEFAULT_POOL_TIMEOUT_MILLIS));
+            assertThat(drill.longestWait).as("the longest wait for an answer, in ns").isLessThan(
+                    TimeUnit.MILLISECONDS.toNanos(DEFAULT_POOL_TIMEOUT_MILLIS) + TimeUnit.SECONDS.toNanos(5));
+            assertThat(drill.firstSeenFailing).as("the store said it was failing").isPositive();
+            assertThat(drill.firstSeenFailing - drill.faultBegan).as("from the stop to the store saying so, in ns")
+                                                                 .isLessThan(TimeUnit.SECONDS.toNanos(4));
+            assertThat(drill.poolBack).as("the pool made a connection within %d s", RECOVERY_WATCHED_SECONDS)
+                                      .isPositive();
+            long storedAgain = awaitAcknowledged(ring, "boot-out-0", TimeUnit.SECONDS.toNanos(10));
+            assertThat(storedAgain).as("a deposit acknowledged once the pool had a connection again").isPositive();
+            System.out.printf("ringbus on Spring Boot's default pool stored again %.2f s after its pool had a "
+                                      + "connection again%n",
+                              (Math.min(storedAgain, drill.firstAcknowledgedAfterFault) - drill.poolBack) / 1e9);
+        }
+    }
+
+    @Test
+    void theTwinOnSimpleCommandBusOnSpringBootsDefaultPoolThroughTheOutageStoresEachAcknowledgedDepositOnce()
+            throws Exception {
+        try (SimpleBusOnPostgres twin = new SimpleBusOnPostgres(server)) {
+            withSpringBootsDefaults(twin.pool());
+            Drill drill = drill("SimpleCommandBus on Spring Boot's default pool", "twin-boot-out-", twin::send,
+                                () -> null, stoppedServer(DEFAULT_POOL_OUTAGE_SECONDS), twin.pool());
+
+            drill.assertAnsweredAndExact(false);
+        }
+    }
+
+    /** HikariCP's defaults, as a Spring Boot application has them: 30 s for a connection, at most 10, 5 s to validate. */
+    private static void withSpringBootsDefaults(com.zaxxer.hikari.HikariDataSource pool) {
+        pool.getHikariConfigMXBean().setConnectionTimeout(DEFAULT_POOL_TIMEOUT_MILLIS);
+        pool.getHikariConfigMXBean().setValidationTimeout(5_000);
+        pool.getHikariConfigMXBean().setMaximumPoolSize(10);
     }
 
     /**
@@ -260,19 +327,28 @@ class PostgresOutageDrillTest extends OnPostgres {
             StoreFailure failure = storeFailure.get();
             if (failure != null) {
                 drill.seenFailing.add(failure);
+                if (drill.firstSeenFailing == 0) {
+                    drill.firstSeenFailing = System.nanoTime();
+                }
             }
             drill.mostHeapUsed = Math.max(drill.mostHeapUsed, runtime.totalMemory() - runtime.freeMemory());
         }
         fault.end();
         drill.faultEnded = System.nanoTime();
         Thread watcher = watchRecovery(drill, pool);
-        Thread.sleep(4_000);
+        // The load goes on through the recovery: at least 4 s after the fault, and 2 s after the pool had a
+        // connection again (HikariCP's backoff may delay it by 5 s), so that the first acknowledgement after the fault
+        // is one the load got, not one sent after the drill.
+        long atLeastUntil = drill.faultEnded + TimeUnit.SECONDS.toNanos(4);
+        watcher.join(TimeUnit.SECONDS.toMillis(RECOVERY_WATCHED_SECONDS + 1));
+        long poolBack = drill.poolBack == 0 ? System.nanoTime() : drill.poolBack;
+        long loadUntil = Math.max(atLeastUntil, poolBack + TimeUnit.SECONDS.toNanos(2));
+        TimeUnit.NANOSECONDS.sleep(Math.max(0, loadUntil - System.nanoTime()));
         running.set(false);
         assertThat(done.await(ANSWERED_WITHIN_SECONDS + 10, TimeUnit.SECONDS)).as("every dispatcher returned")
                                                                                .isTrue();
         // Commands pile up in the ring at most (its slots are preallocated), not in memory besides it.
         assertThat(drill.mostHeapUsed).as("heap used during the fault").isLessThan(runtime.maxMemory() * 3 / 4);
-        watcher.join(TimeUnit.SECONDS.toMillis(RECOVERY_WATCHED_SECONDS + 1));
         drill.read();
         System.out.println(drill);
         return drill;
@@ -342,6 +418,10 @@ class PostgresOutageDrillTest extends OnPostgres {
         /** When the bus's pool first held a connection once the server was back (0: not within the watch). */
         volatile long poolBack;
         long longestWait;
+        /** The longest wait of a deposit that was acknowledged. */
+        long longestAcknowledgedWait;
+        /** When the bus first said its store was failing, sampled every 0.5 s during the fault (0: never). */
+        long firstSeenFailing;
         final Map<String, Integer> told = new TreeMap<>();
         final List<String> notExact = new ArrayList<>();
 
@@ -367,6 +447,8 @@ class PostgresOutageDrillTest extends OnPostgres {
                     longestWait = Math.max(longestWait, deposit.answeredNanos() - deposit.sentNanos());
                     if (deposit.acknowledged()) {
                         acknowledged++;
+                        longestAcknowledgedWait = Math.max(longestAcknowledgedWait,
+                                                           deposit.answeredNanos() - deposit.sentNanos());
                         if (deposit.answeredNanos() > faultBegan && deposit.answeredNanos() < faultEnded) {
                             acknowledgedDuringFault++;
                         }
@@ -414,14 +496,18 @@ class PostgresOutageDrillTest extends OnPostgres {
                             + "without a callback; told: %s); the first "
                             + "acknowledged after the fault ended %.2f s after it (the server accepted connections "
                             + "%.2f s after it, the pool had one %.2f s after it); the longest wait for an answer "
-                            + "%.2f s; at most %,d MB of heap used during the fault; %s",
+                            + "%.2f s (of an acknowledged deposit %.2f s); the store said it failed %s; at most %,d MB "
+                            + "of heap used during the fault; %s",
                     busName, DISPATCHERS, fault, (faultEnded - faultBegan) / 1e9, acknowledged,
                     acknowledgedDuringFault, failed, outcomeUnknown, failedButStored, thrownAtCaller.get(), told,
                     firstAcknowledgedAfterFault == Long.MAX_VALUE ? Double.NaN
                             : (firstAcknowledgedAfterFault - faultEnded) / 1e9,
                     serverBack == 0 ? Double.NaN : (serverBack - faultEnded) / 1e9,
                     poolBack == 0 ? Double.NaN : (poolBack - faultEnded) / 1e9,
-                    longestWait / 1e9, mostHeapUsed >> 20,
+                    longestWait / 1e9, longestAcknowledgedWait / 1e9,
+                    firstSeenFailing == 0 ? "never" : String.format("%.1f s after the fault began",
+                                                                    (firstSeenFailing - faultBegan) / 1e9),
+                    mostHeapUsed >> 20,
                     notExact.isEmpty() ? "none lost, none stored twice" : notExact.size() + " not exact");
         }
     }
