@@ -50,6 +50,37 @@ class DocsResolveTest {
         return files;
     }
 
+    /** A duration in minutes: "about 12 minutes", "~18 min", "15 min". */
+    private static final Pattern MINUTES = Pattern.compile("\\b\\d+ (?:minutes|min)\\b");
+
+    /**
+     * How long a profile of {@code benchmarks/run} takes is stated in one place, benchmarks/README.md's "Running", so
+     * that the pages cannot give four figures for one job (they gave 12, 15, 17 and 18 minutes). docs/benchmarks.md
+     * is exempt: it records dated runs, each with how long it took.
+     */
+    @Test
+    void howLongTheBenchmarkProfilesTakeIsStatedOnlyInTheBenchmarksReadme() throws IOException {
+        List<Path> files = new ArrayList<>(markdownFiles());
+        Path script = ROOT.resolve("benchmarks/run");
+        files.add(script);
+        Path readme = ROOT.resolve("benchmarks/README.md");
+        List<String> elsewhere = new ArrayList<>();
+        for (Path file : files) {
+            if (file.equals(readme) || file.getFileName().toString().equals("benchmarks.md")) {
+                continue;
+            }
+            for (String line : Files.readAllLines(file)) {
+                if ((file.equals(script) ? line.startsWith("#") : line.contains("benchmarks/run"))
+                        && MINUTES.matcher(line).find()) {
+                    elsewhere.add(ROOT.relativize(file) + ": " + line.trim());
+                }
+            }
+        }
+
+        assertThat(elsewhere).as("lines giving a profile's time outside benchmarks/README.md").isEmpty();
+        assertThat(Files.readString(readme)).contains("this is the one place the project states it");
+    }
+
     @Test
     void everyRelativeLinkInTheDocsLeadsToAFileOfTheRepository() throws IOException {
         Set<String> broken = new TreeSet<>();
