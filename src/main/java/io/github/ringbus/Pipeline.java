@@ -267,7 +267,8 @@ final class Pipeline implements RingStages {
 
     /**
      * @return the store failing longest: the store thread whose attempts have all failed for the longest time, or null
-     *         when every store thread's last attempt stored (or none failed). Any thread.
+     *         when every store thread's last attempt stored (or none failed); while the store cannot be reached
+     *         ({@link StoreOutage}), failing now whether or not a command tried it since. Any thread.
      */
     StoreFailure storeFailure() {
         long now = System.nanoTime();
@@ -278,7 +279,13 @@ final class Pipeline implements RingStages {
                 longest = failure;
             }
         }
-        return longest;
+        StoreFailure away = outage.failure(now);
+        if (away == null) {
+            return longest;
+        }
+        // While the outage holds the store is failing now, though no command came to try it: the probe says so.
+        return longest == null || away.failingFor().compareTo(longest.failingFor()) >= 0 ? away
+                : new StoreFailure(longest.failingFor(), away.sinceLastFailure(), away.lastFailure());
     }
 
     /** Starts the stage threads. */

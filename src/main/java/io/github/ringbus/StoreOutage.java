@@ -6,6 +6,7 @@ import org.axonframework.common.transaction.TransactionManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -66,6 +67,22 @@ final class StoreOutage {
     /** @return what the store failed with while it cannot be reached (batches fail at once), or null; any thread */
     Throwable failure() {
         return failure;
+    }
+
+    /**
+     * The outage as the health checks read it: failing since it began, and failing now (the probe has not reached the
+     * store), though no command may have come since: the store is known to be away, not merely untried.
+     *
+     * @param now {@code System.nanoTime()}
+     * @return the outage, or null while there is none; any thread
+     */
+    StoreFailure failure(long now) {
+        Throwable away = failure;
+        if (away == null) {
+            return null;
+        }
+        return new StoreFailure(Duration.ofNanos(Math.max(0, now - sinceNanos)), Duration.ZERO,
+                                StoreFailureNotice.rootCause(away));
     }
 
     /**

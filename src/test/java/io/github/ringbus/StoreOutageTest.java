@@ -102,6 +102,19 @@ class StoreOutageTest {
     }
 
     @Test
+    void anOutageIsAFailureNowForTheHealthChecksThoughNoCommandTriedTheStoreSince() {
+        pool.serverAway.set(true);
+        storeAsOneBatch(batch("a"));
+
+        StoreFailure later = outage.failure(System.nanoTime() + TimeUnit.MINUTES.toNanos(1));
+
+        assertThat(later.failingFor()).isGreaterThanOrEqualTo(java.time.Duration.ofMinutes(1));
+        assertThat(later.sinceLastFailure()).isZero();
+        assertThat(later.lastFailure()).contains("Connection is not available");
+        assertThat(new StoreOutage(pool, reads, "unused").failure(System.nanoTime())).isNull();
+    }
+
+    @Test
     void readsFailAtOnceDuringAnOutageOfTheStore() {
         pool.serverAway.set(true);
         storeAsOneBatch(batch("a"));
