@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * unreachable ({@link StoreFailures#unreachable}: no connection, the server away), the store threads fail every batch
  * that comes at once, without trying it (each command with an {@code EventStoreException} that names it and the
  * driver's error, as a failed attempt's commands), while a probe thread ({@code <prefix>-store-probe}) begins and
- * commits an empty transaction every {@link #PROBE_EVERY_NANOS} until one succeeds; then batches are tried again. The
+ * commits an empty transaction every {@link #PROBE_EVERY_NANOS} (0.1 s) until one succeeds; then batches are tried again. The
  * bus's reads fail at once meanwhile too ({@link FailFastReads}).
  * <p>
  * Why: a pool waits for a connection before it gives up (HikariCP 30 s by default, Spring Boot's default pool), so a
@@ -36,8 +36,13 @@ final class StoreOutage {
 
     private static final Logger logger = LoggerFactory.getLogger(StoreOutage.class);
 
-    /** How long the probe waits between its tries (each try itself waits as long as the pool lets it). */
-    static final long PROBE_EVERY_NANOS = FailFastReads.RETRY_NANOS;
+    /**
+     * How long the probe waits between its tries (each try itself waits as long as the pool lets it: with a pool that
+     * waits for a connection the probe is nearly always waiting in it, and takes the first connection the pool makes;
+     * with one that fails at once, at most ten tries a second): commands fail at once for at most this long after the
+     * store can be reached again.
+     */
+    static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final TransactionManager transactions;
     private final FailFastReads reads;

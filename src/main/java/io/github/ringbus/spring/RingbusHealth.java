@@ -15,7 +15,7 @@ import java.util.Map;
  * Spring Boot 4): {@code UP} while each is running and storing; {@code DOWN} once one is not running (not started yet,
  * or shut down), and while a store thread's attempts have all failed for longer than
  * {@code ringbus.health.store-failure-window} (with the last failure). While the store cannot be reached (no
- * connection: the bus's store probe tries every 0.5 s) it stays {@code DOWN} until the probe reaches it, commands or
+ * connection: the bus's store probe tries every 0.1 s) it stays {@code DOWN} until the probe reaches it, commands or
  * none. Any other failure not tried again within that window (and at least 30 s) is not held against the ring: with no
  * commands (a readiness probe that took the instance out of its load balancer) it reports {@code UP} again, and the
  * next commands show whether the database is back.

@@ -422,6 +422,8 @@ class PostgresOutageDrillTest extends OnPostgres {
         long longestAcknowledgedWait;
         /** When the bus first said its store was failing, sampled every 0.5 s during the fault (0: never). */
         long firstSeenFailing;
+        /** Deposits that failed though sent once the bus's pool had a connection again (the outage drill). */
+        long failedOncePoolWasBack;
         final Map<String, Integer> told = new TreeMap<>();
         final List<String> notExact = new ArrayList<>();
 
@@ -461,6 +463,9 @@ class PostgresOutageDrillTest extends OnPostgres {
                         }
                     } else {
                         failed++;
+                        if (poolBack != 0 && deposit.sentNanos() > poolBack) {
+                            failedOncePoolWasBack++;
+                        }
                         told.merge(deposit.failure(), 1, Integer::sum);
                         if (deposit.outcomeUnknown()) {
                             outcomeUnknown++;
@@ -496,15 +501,16 @@ class PostgresOutageDrillTest extends OnPostgres {
                             + "without a callback; told: %s); the first "
                             + "acknowledged after the fault ended %.2f s after it (the server accepted connections "
                             + "%.2f s after it, the pool had one %.2f s after it); the longest wait for an answer "
-                            + "%.2f s (of an acknowledged deposit %.2f s); the store said it failed %s; at most %,d MB "
-                            + "of heap used during the fault; %s",
+                            + "%.2f s (of an acknowledged deposit %.2f s); %,d failed though sent once the pool had a "
+                            + "connection again; the store said it failed %s; at most %,d MB of heap used during the "
+                            + "fault; %s",
                     busName, DISPATCHERS, fault, (faultEnded - faultBegan) / 1e9, acknowledged,
                     acknowledgedDuringFault, failed, outcomeUnknown, failedButStored, thrownAtCaller.get(), told,
                     firstAcknowledgedAfterFault == Long.MAX_VALUE ? Double.NaN
                             : (firstAcknowledgedAfterFault - faultEnded) / 1e9,
                     serverBack == 0 ? Double.NaN : (serverBack - faultEnded) / 1e9,
                     poolBack == 0 ? Double.NaN : (poolBack - faultEnded) / 1e9,
-                    longestWait / 1e9, longestAcknowledgedWait / 1e9,
+                    longestWait / 1e9, longestAcknowledgedWait / 1e9, failedOncePoolWasBack,
                     firstSeenFailing == 0 ? "never" : String.format("%.1f s after the fault began",
                                                                     (firstSeenFailing - faultBegan) / 1e9),
                     mostHeapUsed >> 20,
