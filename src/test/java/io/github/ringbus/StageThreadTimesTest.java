@@ -2,9 +2,8 @@ package io.github.ringbus;
 
 import io.github.ringbus.fixtures.AccountCommands;
 import io.github.ringbus.fixtures.RingbusFixture;
+import io.github.ringbus.fixtures.SlowCommits;
 import io.github.ringbus.fixtures.StageThreads;
-import org.axonframework.common.transaction.Transaction;
-import org.axonframework.common.transaction.TransactionManager;
 import org.junit.jupiter.api.Test;
 
 import java.util.Comparator;
@@ -108,27 +107,5 @@ class StageThreadTimesTest {
         Map<String, StageThreadTimes> byName = new HashMap<>();
         threads.forEach(times -> byName.put(times.thread(), times));
         return byName;
-    }
-
-    /** A database far away: each commit takes its time, the thread asleep meanwhile. */
-    private record SlowCommits(long commitMillis) implements TransactionManager {
-
-        @Override
-        public Transaction startTransaction() {
-            return new Transaction() {
-                @Override
-                public void commit() {
-                    try {
-                        Thread.sleep(commitMillis);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-
-                @Override
-                public void rollback() {
-                }
-            };
-        }
     }
 }

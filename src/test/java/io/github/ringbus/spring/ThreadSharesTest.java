@@ -3,8 +3,7 @@ package io.github.ringbus.spring;
 import io.github.ringbus.Topology;
 import io.github.ringbus.fixtures.AccountCommands;
 import io.github.ringbus.fixtures.RingbusFixture;
-import org.axonframework.common.transaction.Transaction;
-import org.axonframework.common.transaction.TransactionManager;
+import io.github.ringbus.fixtures.SlowCommits;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -57,14 +56,14 @@ class ThreadSharesTest {
      */
     @Test
     void aStoreAttemptLongerThanTheWindowNeverReadsAboveTheWholeWindow() throws InterruptedException {
-        SlowCommits commits = new SlowCommits();
+        SlowCommits commits = new SlowCommits(0);
         try (RingbusFixture ring = RingbusFixture.started(b -> b.topology(Topology.COMPACT)
                                                                .transactionManager(commits))) {
             ring.sendAndWait(new AccountCommands.Open("a"));
             ThreadShares shares = new ThreadShares(ring.bus);
             List<Double> read = new ArrayList<>();
             read.add(shares.inStore(STORE));
-            commits.commitMillis = 2_500;
+            commits.commitMillis(2_500);
             CompletableFuture<?> slow = CompletableFuture.runAsync(
                     () -> ring.sendAndWait(new AccountCommands.Deposit("a", 1)));
             for (int i = 0; i < 4; i++) {
@@ -76,30 +75,6 @@ class ThreadSharesTest {
             assertThat(read).allSatisfy(share -> assertThat(share).isBetween(0.0, 1.0));
             assertThat(read).as("a window spent waiting on the commit").anySatisfy(
                     share -> assertThat(share).isGreaterThan(0.5));
-        }
-    }
-
-    /** A database far away: each commit takes its time, the store thread asleep meanwhile. */
-    private static final class SlowCommits implements TransactionManager {
-
-        volatile long commitMillis;
-
-        @Override
-        public Transaction startTransaction() {
-            return new Transaction() {
-                @Override
-                public void commit() {
-                    try {
-                        Thread.sleep(commitMillis);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-
-                @Override
-                public void rollback() {
-                }
-            };
         }
     }
 }
