@@ -182,12 +182,13 @@ class PostgresOutageDrillTest extends OnPostgres {
                                 ring.bus::storeFailure, stoppedServer(DEFAULT_POOL_OUTAGE_SECONDS), ring.pool);
 
             drill.assertAnsweredAndExact(true);
-            // An acknowledged deposit never waited out the outage in a queue: 0.26-0.39 s in the runs of 2026-11-29;
-            // 11.5 s on c922d1f, before StoreOutage (reads probing the pool held their handler thread, and the
-            // commands behind them were stored once the server was back). A sixth of the pool's timeout.
+            // No acknowledged deposit waited as long as the pool's timeout (an HTTP caller's own 30 s would have run
+            // out on it). Measured: 0.26-5.01 s (5 s is the pool's validation timeout on a connection the stop cut);
+            // on c922d1f, before StoreOutage, 6.6 and 11.5 s: this bound does not tell the two apart, StoreOutageTest
+            // does.
             assertThat(drill.longestAcknowledgedWait).as("the longest wait of an acknowledged deposit, in ns")
                                                      .isLessThan(TimeUnit.MILLISECONDS.toNanos(
-                                                             DEFAULT_POOL_TIMEOUT_MILLIS / 6));
+                                                             DEFAULT_POOL_TIMEOUT_MILLIS));
             assertThat(drill.longestWait).as("the longest wait for an answer, in ns").isLessThan(
                     TimeUnit.MILLISECONDS.toNanos(DEFAULT_POOL_TIMEOUT_MILLIS) + TimeUnit.SECONDS.toNanos(5));
             assertThat(drill.firstSeenFailing).as("the store said it was failing").isPositive();
