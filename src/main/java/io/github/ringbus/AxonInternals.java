@@ -59,6 +59,11 @@ import java.util.function.Function;
  *       Axon's callbacks is completed on the complete stage's thread, for that thread may be waiting for it
  *       ({@link CallbackThread}). Fallback: such a callback is handed to the callback thread, and a callback that
  *       waits there for a {@code CommandGateway.send} future of its own waits for ever.</li>
+ *   <li>The private {@code target} of Axon's {@code AnnotationCommandHandlerAdapter} (the component an external command
+ *       handler is): ringbus reads its class for a handler method that declares a transaction of its own
+ *       ({@link TransactionalHandlers}), whose command then runs whole in the command's transaction, as on
+ *       {@code SimpleCommandBus}. Fallback: such a command runs in the ring's group commit, and the handler's
+ *       transaction is not the command's.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -119,6 +124,8 @@ final class AxonInternals {
     /** {@code AggregateAnnotationCommandHandler}'s repository and target resolver (access 8). */
     private static final Field HANDLER_REPOSITORY;
     private static final Field HANDLER_TARGET_RESOLVER;
+    /** The component behind an external command handler (access 10). */
+    private static final Field ADAPTER_TARGET;
     /** Axon's handlers that {@code AggregateAnnotationCommandHandler.subscribe} subscribes, by simple name, each
      * mapped to whether it may create its aggregate (access 8). */
     private static final Map<String, Boolean> AGGREGATE_HANDLER_CLASSES = Map.of(
@@ -163,6 +170,11 @@ final class AxonInternals {
         HANDLER_TARGET_RESOLVER = (Field) access(unavailable, "AggregateAnnotationCommandHandler.commandTargetResolver",
                                                  handSubscribed, () -> AggregateAnnotationCommandHandler.class
                                                          .getDeclaredField("commandTargetResolver"));
+        ADAPTER_TARGET = (Field) access(unavailable, "AnnotationCommandHandlerAdapter.target",
+                                        "an external command handler declaring @Transactional runs in the ring's "
+                                                + "group commit, its transaction not the command's",
+                                        () -> org.axonframework.commandhandling.AnnotationCommandHandlerAdapter.class
+                                                .getDeclaredField("target"));
         JDBC_MAX_GAP_OFFSET = (Field) access(unavailable, "JdbcEventStorageEngine.maxGapOffset",
                                              "several store threads assume Axon's default maxGapOffset (10,000)",
                                              () -> org.axonframework.eventsourcing.eventstore.jdbc
@@ -315,6 +327,25 @@ final class AxonInternals {
         } catch (ReflectiveOperationException | RuntimeException unreadable) {
             logger.warn("Cannot read Axon's aggregate command handler [{}]: {}", type.getName(),
                         unreadable.toString());
+            return null;
+        }
+    }
+
+    /**
+     * @param handler a subscribed command handler
+     * @return the component whose annotated methods it calls, when it is Axon's
+     *         {@code AnnotationCommandHandlerAdapter} (an external command handler); otherwise, or when this Axon
+     *         version does not let it be read, null
+     */
+    static Object annotatedHandlerTarget(Object handler) {
+        if (ADAPTER_TARGET == null
+                || !(handler instanceof org.axonframework.commandhandling.AnnotationCommandHandlerAdapter<?>)) {
+            return null;
+        }
+        try {
+            return ADAPTER_TARGET.get(handler);
+        } catch (ReflectiveOperationException | RuntimeException unreadable) {
+            logger.warn("Cannot read Axon's command handler adapter [{}]: {}", handler, unreadable.toString());
             return null;
         }
     }

@@ -69,6 +69,11 @@ final class CommandRoutes {
     private final Map<String, MessageHandler<? super CommandMessage<?>>> handlers = new ConcurrentHashMap<>();
     private final Map<String, AggregateRoute> aggregateRoutes = new ConcurrentHashMap<>();
     private final Map<String, OwnRepositoryRoute> ownRepositoryRoutes = new ConcurrentHashMap<>();
+    /**
+     * The command names whose subscribed handler declares a transaction ({@link TransactionalHandlers}): they run
+     * whole, in the command's transaction. Written when handlers subscribe.
+     */
+    private final java.util.Set<String> transactional = ConcurrentHashMap.newKeySet();
     /** The ring repositories registered here, in order; written when repositories register. */
     private final List<RingRepository<?>> repositories = new CopyOnWriteArrayList<>();
 
@@ -79,11 +84,36 @@ final class CommandRoutes {
     Registration subscribe(String commandName, MessageHandler<? super CommandMessage<?>> handler) {
         Objects.requireNonNull(commandName, "commandName must not be null");
         Objects.requireNonNull(handler, "handler must not be null");
+        boolean declaresTransaction = TransactionalHandlers.declaresTransaction(handler, commandName);
         MessageHandler<? super CommandMessage<?>> previous = handlers.put(commandName, handler);
         if (previous != null && previous != handler) {
             logger.warn("A handler for command [{}] was replaced: [{}] replaces [{}]", commandName, handler, previous);
         }
-        return () -> handlers.remove(commandName, handler);
+        if (declaresTransaction) {
+            if (transactional.add(commandName)) {
+                logger.info("The handler of command [{}] declares a transaction (@Transactional): each such command "
+                                    + "runs whole on its handler thread, in a transaction of the bus's transaction "
+                                    + "manager with its events, once every earlier command completed, as on "
+                                    + "SimpleCommandBus (no group commit)", commandName);
+            }
+        } else {
+            transactional.remove(commandName);
+        }
+        return () -> {
+            boolean removed = handlers.remove(commandName, handler);
+            if (removed) {
+                transactional.remove(commandName);
+            }
+            return removed;
+        };
+    }
+
+    /**
+     * @return true when the handler subscribed for the command name declares a transaction: its commands run whole
+     *         ({@link TransactionalHandlers})
+     */
+    boolean runsInItsOwnTransaction(String commandName) {
+        return transactional.contains(commandName);
     }
 
     /**

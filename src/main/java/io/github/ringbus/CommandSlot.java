@@ -97,6 +97,12 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
      * whole, in a Unit of Work and a transaction of its own (see {@link WholeCommandRunner}).
      */
     boolean runsWhole;
+    /**
+     * True for a command that runs whole because its handler declares a transaction ({@link TransactionalHandlers}):
+     * the handle stage runs it once every earlier command completed, and the ring's repositories serve its loads
+     * from the store, in its transaction ({@link OutsideRingRepository}).
+     */
+    boolean afterEarlierCommands;
 
     // --- written by the handle stage -------------------------------------------------------------------------------
     final SlotUnitOfWork unitOfWork = new SlotUnitOfWork(this);
@@ -401,6 +407,7 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
         invokeAggregateDirectly = false;
         failureBeforeHandler = null;
         runsWhole = false;
+        afterEarlierCommands = false;
         events.clear();
         result = null;
         handlerFailure = null;

@@ -2,6 +2,7 @@ package io.github.ringbus;
 
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.lifecycle.ShutdownInProgressException;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.GenericCommandResultMessage;
 import org.axonframework.commandhandling.NoHandlerForCommandException;
@@ -64,6 +65,14 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * flight once and then allocates nothing. This thread only.
      */
     private final ArrayDeque<AggregateHolder<?>> awaitingStore = new ArrayDeque<>(64);
+    /** How far every stage has completed the ring's commands (the complete stages' lowest sequence); any thread. */
+    private final java.util.function.LongSupplier completedSequence;
+    /**
+     * This thread's processor's sequence (the Disruptor's), which it otherwise moves only at the end of a batch: set
+     * to {@link #lastPassed} before a wait for the earlier commands, which cannot be stored before the stages after
+     * this one see that this thread passed them. This thread only.
+     */
+    private com.lmax.disruptor.Sequence progress;
     /** The sequence of the last slot this thread passed (its own or not); -1 before the first. */
     private long lastPassed = -1;
 
@@ -75,8 +84,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 boolean timed,
                 TransactionManager transactionManager,
                 StoreRecovery recovery,
-                ReRuns reRuns) {
+                ReRuns reRuns,
+                java.util.function.LongSupplier completedSequence) {
         this.segment = segment;
+        this.completedSequence = completedSequence;
         this.recovery = recovery;
         this.reRuns = reRuns;
         this.storeShards = storeShards;
@@ -114,6 +125,11 @@ final class HandleStage implements EventHandler<CommandSlot> {
         dropStoredEvents(2 * batchSize + 16);
     }
 
+    @Override
+    public void setSequenceCallback(com.lmax.disruptor.Sequence sequenceCallback) {
+        this.progress = sequenceCallback;
+    }
+
     /** Woken from its wait by a store thread's request ({@link ReRunBarrier}). */
     @Override
     public void onTimeout(long sequence) {
@@ -135,6 +151,38 @@ final class HandleStage implements EventHandler<CommandSlot> {
             }
         }
     }
+
+    /**
+     * Before a command that runs whole in its own transaction and reads what it loads from the store
+     * ({@link TransactionalHandlers}): waits until every earlier command of the ring completed (stored, or failed),
+     * so that the store holds what they stored, as on {@code SimpleCommandBus}, which handles a command only once
+     * the one before it committed. Serves the store threads' requests for re-runs meanwhile (they may be what an
+     * earlier command waits for), before this command's Unit of Work begins. No earlier command waits for this
+     * thread otherwise: each passed its handler already.
+     *
+     * @return false when the bus stops first
+     */
+    private boolean awaitEarlierCommands() {
+        long earlier = lastPassed;
+        if (progress != null && progress.get() < earlier) {
+            // The slots up to here are done with on this thread: let the next stages take them now, not at the
+            // batch's end, which comes only after this command.
+            progress.set(earlier);
+        }
+        int attempt = 0;
+        while (completedSequence.getAsLong() < earlier) {
+            if (reRuns.stopping()) {
+                return false;
+            }
+            serveReRuns();
+            dropStoredEvents(64);
+            CATCHING_UP.idle(attempt++);
+        }
+        return true;
+    }
+
+    /** A wait for the earlier commands' store: a commit's time, so pauses from 10 µs to 1 ms. */
+    private static final Backoff CATCHING_UP = new Backoff(10_000, 1_000_000);
 
     private void serveReRuns() {
         ReRunBarrier<ReRuns.Request> barrier = reRuns.barrier(segment);
@@ -283,7 +331,14 @@ final class HandleStage implements EventHandler<CommandSlot> {
 
     private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
         if (slot.runsWhole) {
-            wholeCommands.run(slot);
+            if (slot.afterEarlierCommands && !awaitEarlierCommands()) {
+                slot.handlerFailure = new ShutdownInProgressException(
+                        "The bus shut down before the commands ahead of [" + slot.commandName() + "] completed; its "
+                                + "handler declares a transaction and runs only after them: it did not run");
+                slot.rolledBack = true;
+                return;
+            }
+            wholeCommands.run(slot, slot.afterEarlierCommands);
             return;
         }
         SlotUnitOfWork unitOfWork = slot.unitOfWork;

@@ -18,7 +18,9 @@ import org.axonframework.modelling.command.inspection.AggregateModel;
  * committed, the ring reads its cached aggregates again before their next command ({@link CacheEvictions}), so none
  * of them misses those events.
  * <p>
- * <b>Threads.</b> Any thread that is not the ring's ({@link #serves}). Axon's repository is built on first use, once:
+ * <b>Threads.</b> Any thread that is not the ring's ({@link #serves}), and a ring thread running a command whole whose
+ * handler declares a transaction ({@link TransactionalHandlers}): once every earlier command completed, it reads
+ * from the store like any thread outside the ring, and its commit has the ring read its cached aggregates again. Axon's repository is built on first use, once:
  * the one field is written under this object's lock and read without it (volatile), so that the ring's threads, which
  * never come here, pay nothing.
  *
@@ -51,15 +53,28 @@ final class OutsideRingRepository<T> {
         this.evictions = evictions;
     }
 
+    /** The resource by which a Unit of Work on a ring thread asks to be served here ({@link #serveOnThisThread}). */
+    private static final String SERVED_ON_RING_THREAD = OutsideRingRepository.class.getName() + ".served";
+
     /**
      * True for a command the aggregate handles outside the ring: on a thread that is not the ring's, in a Unit of Work
-     * that is not a ring slot's.
+     * that is not a ring slot's; or on a ring thread, in a Unit of Work that asked for it ({@link #serveOnThisThread}).
      */
     static boolean serves() {
         if (PipelineThreads.isPipelineThread()) {
-            return false;
+            return CurrentUnitOfWork.isStarted()
+                    && CurrentUnitOfWork.get().root().resources().containsKey(SERVED_ON_RING_THREAD);
         }
         return !CurrentUnitOfWork.isStarted() || !(CurrentUnitOfWork.get().root() instanceof SlotUnitOfWork);
+    }
+
+    /**
+     * Has this class serve the loads of a Unit of Work that runs a command whole on a ring thread, from the store, in
+     * that Unit of Work ({@link WholeCommandRunner}): a command whose handler declares a transaction, run once every
+     * earlier command completed, so that the store holds all the ring stored before it.
+     */
+    static void serveOnThisThread(org.axonframework.messaging.unitofwork.UnitOfWork<?> unitOfWork) {
+        unitOfWork.resources().put(SERVED_ON_RING_THREAD, Boolean.TRUE);
     }
 
     /**

@@ -132,7 +132,8 @@ final class Pipeline implements RingStages {
                     "handle-" + segment, new HandleStage(segment, storeShards, handlerInterceptors,
                                                          settings.rollbackConfiguration(), splitStore,
                                                          settings.spanFactory(), timed,
-                                                         settings.transactionManager(), recovery, reRuns),
+                                                         settings.transactionManager(), recovery, reRuns,
+                                                         this::completedSequence),
                     leftInterrupts), reRuns, segment));
         }
         // A store thread that completes its own commands (COMPACT's second thread, or one of several store shards)

@@ -164,7 +164,9 @@ final class PreloadStage implements EventHandler<CommandSlot> {
         CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(commandName);
         if (route == null) {
             OwnRepositoryRoute ownRepository = routes.ownRepositoryRouteFor(commandName);
-            if (ownRepository == null) {
+            if (ownRepository == null && routes.runsInItsOwnTransaction(commandName)) {
+                routeTransactional(slot, sequence);
+            } else if (ownRepository == null) {
                 preloadNamedAggregate(slot, commandName, sequence);
             } else {
                 routeOwnRepository(slot, ownRepository, sequence);
@@ -236,6 +238,19 @@ final class PreloadStage implements EventHandler<CommandSlot> {
                 : route.targetResolver().resolveTarget(slot.command).getIdentifier();
         slot.segment = identifier == null ? segmentOfSequence(sequence) : segmentOf(identifier);
         slot.runsWhole = true;
+    }
+
+    /**
+     * A plain handler's command whose handler declares a transaction ({@link TransactionalHandlers}) goes to the
+     * handler thread that owns the aggregate it names (any thread when it names none), which runs it whole once every
+     * earlier command completed; nothing is preloaded: Axon's repository reads what it loads from the store, in the
+     * command's transaction ({@link OutsideRingRepository}).
+     */
+    private void routeTransactional(CommandSlot slot, long sequence) {
+        String identifier = NamedTargets.of(slot.command);
+        slot.segment = identifier == null ? segmentOfSequence(sequence) : segmentOf(identifier);
+        slot.runsWhole = true;
+        slot.afterEarlierCommands = true;
     }
 
     private static String targetOrNull(CommandTargetResolver targetResolver, CommandMessage<?> command) {

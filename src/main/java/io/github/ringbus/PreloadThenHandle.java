@@ -36,6 +36,12 @@ final class PreloadThenHandle implements EventHandler<CommandSlot> {
         handle.onBatchStart(batchSize, queueDepth);
     }
 
+    /** The handle stage reports its progress before it waits for earlier commands ({@link HandleStage}). */
+    @Override
+    public void setSequenceCallback(com.lmax.disruptor.Sequence sequenceCallback) {
+        handle.setSequenceCallback(sequenceCallback);
+    }
+
     @Override
     public void onTimeout(long sequence) throws Exception {
         handle.onTimeout(sequence);

@@ -28,7 +28,12 @@ import java.util.List;
  * A failure (of the handler, of prepare-commit, of the commit) is recorded in the slot as the handler's; the Unit of
  * Work rolled back when the rollback configuration said so, or when the commit failed.
  * <p>
- * Tests: {@code OwnRepositoryAggregateTest}, {@code model.HandSubscribedAggregateHandlerTest}.
+ * The same for a command whose external handler declares a transaction ({@link TransactionalHandlers}): the ring's
+ * repositories then load what it asks for from the store, in this Unit of Work, and its events are appended in its
+ * transaction at prepare-commit, as Axon's repository and event store do on {@code SimpleCommandBus}.
+ * <p>
+ * Tests: {@code OwnRepositoryAggregateTest}, {@code model.HandSubscribedAggregateHandlerTest},
+ * {@code postgres.TransactionalHandlerTest}.
  */
 final class WholeCommandRunner {
 
@@ -44,11 +49,20 @@ final class WholeCommandRunner {
         this.transactionManager = transactionManager;
     }
 
-    /** Handles the slot's command to its end (commit or rollback) on the calling thread. */
-    void run(CommandSlot slot) {
+    /**
+     * Handles the slot's command to its end (commit or rollback) on the calling thread.
+     *
+     * @param loadsFromStore true when the ring's repositories are to serve this command's loads from the store, in
+     *                       its Unit of Work and transaction, as Axon's repository does ({@link OutsideRingRepository}):
+     *                       a command whose handler declares a transaction, run once every earlier command completed
+     */
+    void run(CommandSlot slot, boolean loadsFromStore) {
         // A Unit of Work and interceptor chain per command, as SimpleCommandBus allocates: this path does database
         // work (load, lock, flush, commit) far costlier than these objects, and its Unit of Work must end here.
         UnitOfWork<CommandMessage<?>> unitOfWork = DefaultUnitOfWork.startAndGet(slot.command);
+        if (loadsFromStore) {
+            OutsideRingRepository.serveOnThisThread(unitOfWork);
+        }
         try {
             unitOfWork.attachTransaction(transactionManager);
         } catch (Throwable noTransaction) {

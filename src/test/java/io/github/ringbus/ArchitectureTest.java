@@ -164,6 +164,7 @@ class ArchitectureTest {
             Map.entry("failureBeforeHandler", Set.of("PreloadStage")),
             Map.entry("preloadedNanos", Set.of("PreloadStage")),
             Map.entry("runsWhole", Set.of("PreloadStage")),
+            Map.entry("afterEarlierCommands", Set.of("PreloadStage")),
             Map.entry("result", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("handlerFailure", Set.of("HandleStage", "WholeCommandRunner")),
             Map.entry("rolledBack", Set.of("HandleStage", "WholeCommandRunner")),
@@ -336,7 +337,7 @@ class ArchitectureTest {
                                             "OwnRepositoryRoute", "InstanceCommandInvoker", "AggregateCommandNames",
                                             "PipelineThreads", "CallbackThread"));
         CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AxonServerFailures", "AggregateConfigurerSettings", "OffPipelineSnapshots",
-                                           "OffPipelineSnapshotter"));
+                                           "OffPipelineSnapshotter", "TransactionalHandlers"));
         CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
                                              "Backoff", "AnnotatedTargetResolver", "NamedTargets", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",

@@ -176,6 +176,20 @@ class AxonInternalsTest {
                                        .anyMatch(h -> !AxonInternals.aggregateHandlerOf(h).creates());
     }
 
+    /** Access 10: the component behind Axon's {@code AnnotationCommandHandlerAdapter}. */
+    @Test
+    void theComponentBehindAnExternalCommandHandlerCanBeRead() {
+        Object component = new Object() {
+            @org.axonframework.commandhandling.CommandHandler
+            void handle(String command) {
+            }
+        };
+
+        assertThat(AxonInternals.annotatedHandlerTarget(
+                new org.axonframework.commandhandling.AnnotationCommandHandlerAdapter<>(component)))
+                .isSameAs(component);
+    }
+
     @Test
     void theCallbacksAxonsGatewayWrapsCanBeRead() {
         java.util.List<org.axonframework.commandhandling.CommandCallback<?, ?>> dispatched = new java.util.ArrayList<>();

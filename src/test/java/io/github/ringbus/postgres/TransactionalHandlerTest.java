@@ -1,0 +1,431 @@
+package io.github.ringbus.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.RingEventStore;
+import io.github.ringbus.jdbc.JdbcTransactionManager;
+import jakarta.transaction.Transactional;
+import org.axonframework.commandhandling.AnnotationCommandHandlerAdapter;
+import org.axonframework.commandhandling.CommandBus;
+import org.axonframework.commandhandling.CommandHandler;
+import org.axonframework.commandhandling.CommandResultMessage;
+import org.axonframework.commandhandling.SimpleCommandBus;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.eventsourcing.EventSourcingHandler;
+import org.axonframework.eventsourcing.EventSourcingRepository;
+import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
+import org.axonframework.eventsourcing.eventstore.EventStore;
+import org.axonframework.messaging.interceptors.ExceptionHandler;
+import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
+import org.axonframework.modelling.command.AggregateIdentifier;
+import org.axonframework.modelling.command.Repository;
+import org.axonframework.modelling.command.TargetAggregateIdentifier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
+import static org.axonframework.modelling.command.AggregateLifecycle.apply;
+
+/**
+ * An external command handler that declares a transaction ({@code @Transactional}) runs in the command's transaction,
+ * as on {@code SimpleCommandBus} with a transaction manager: what it writes commits and rolls back with the command's
+ * events, and when its own transactional work failed (marking the transaction rollback-only) the command fails at its
+ * commit with nothing of it stored, even when an {@code @ExceptionHandler} answered it. Modelled on a shop whose
+ * cart-publishing handler is a Spring {@code @Transactional} component with an exception handler that records the
+ * failed publication; on real PostgreSQL (Axon's JDBC engine, one transaction manager per bus), ringbus beside
+ * {@code SimpleCommandBus}. The handler opens its transaction as Spring's transaction interceptor does
+ * (propagation {@code REQUIRED}: it joins one active on the thread, and its rollback then marks that one
+ * rollback-only); Spring's own is in {@code examples/jpa-event-store}.
+ */
+class TransactionalHandlerTest extends OnPostgres {
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private Twin ring;
+    private Twin simple;
+
+    @BeforeEach
+    void startBothBuses() throws SQLException {
+        try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+            statement.execute("create table if not exists published_cart (id varchar(64) primary key)");
+        }
+        // Identifiers of their own per test: the event store keeps every test's aggregates.
+        String test = Long.toString(System.nanoTime(), 36);
+        ring = Twin.ring(newPool(), "r-" + test + "-");
+        simple = Twin.simple(newPool(), "s-" + test + "-");
+    }
+
+    @AfterEach
+    void stopBothBuses() throws Exception {
+        if (ring != null) {
+            ring.close();
+        }
+        if (simple != null) {
+            simple.close();
+        }
+        for (AutoCloseable closeable : closing) {
+            closeable.close();
+        }
+    }
+
+    private HikariDataSource newPool() {
+        HikariDataSource pool = server.pool(4);
+        closing.add(pool);
+        return pool;
+    }
+
+    @Test
+    void aCommandWhoseTransactionalHandlerFailedFailsAtItsCommitWithNothingStoredThoughItsExceptionHandlerAnswered() {
+        for (Twin twin : List.of(ring, simple)) {
+            twin.await(new CreateCart(twin.id("c")));
+        }
+
+        List<CommandResultMessage<Object>> published = new ArrayList<>();
+        for (Twin twin : List.of(ring, simple)) {
+            published.add(twin.await(new Publish(twin.id("c"))));
+        }
+
+        assertThat(published.get(1).isExceptional()).as("SimpleCommandBus's outcome").isTrue();
+        assertThat(published.get(0).isExceptional()).as("ringbus's outcome").isTrue();
+        assertThat(published.get(0).exceptionResult()).isInstanceOf(published.get(1).exceptionResult().getClass());
+        assertThat(ring.stored("c")).isEqualTo(simple.stored("c")).containsExactly("Created");
+        assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isZero();
+    }
+
+    @Test
+    void whatATransactionalHandlerWritesCommitsWithTheCommandsEvents() {
+        for (Twin twin : List.of(ring, simple)) {
+            twin.await(new CreateCart(twin.id("c")));
+            twin.await(new Submit(twin.id("c")));
+        }
+
+        List<CommandResultMessage<Object>> published = new ArrayList<>();
+        for (Twin twin : List.of(ring, simple)) {
+            published.add(twin.await(new Publish(twin.id("c"))));
+        }
+
+        assertThat(published).noneMatch(CommandResultMessage::isExceptional);
+        assertThat(ring.stored("c")).isEqualTo(simple.stored("c")).containsExactly("Created", "Submitted", "Published");
+        assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isOne();
+    }
+
+    @Test
+    void aTransactionalHandlersWriteRollsBackWithTheCommandWhenTheAggregateRefusesAfterIt() {
+        for (Twin twin : List.of(ring, simple)) {
+            twin.await(new CreateCart(twin.id("c")));
+            twin.await(new Submit(twin.id("c")));
+            twin.await(new Publish(twin.id("c")));
+        }
+
+        List<CommandResultMessage<Object>> again = new ArrayList<>();
+        for (Twin twin : List.of(ring, simple)) {
+            again.add(twin.await(new Republish(twin.id("c"))));
+        }
+
+        assertThat(again).allMatch(CommandResultMessage::isExceptional);
+        assertThat(ring.stored("c")).isEqualTo(simple.stored("c")).containsExactly("Created", "Submitted", "Published");
+        assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isOne();
+    }
+
+    @Test
+    void aTransactionalHandlersCommandSeesTheCommandsSentBeforeItAndTheCommandsAfterItSeeIt() {
+        List<List<CommandResultMessage<Object>>> outcomes = new ArrayList<>();
+        for (Twin twin : List.of(ring, simple)) {
+            // Sent without waiting: the publication needs the submission, which may still be on its way to the store.
+            List<CompletableFuture<CommandResultMessage<Object>>> sent = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                String id = twin.id("c" + i);
+                sent.add(twin.send(new CreateCart(id)));
+                sent.add(twin.send(new Submit(id)));
+                sent.add(twin.send(new Publish(id)));
+                sent.add(twin.send(new Publish(id)));
+                sent.add(twin.send(new Count(id)));
+            }
+            outcomes.add(sent.stream().map(CompletableFuture::join).toList());
+        }
+
+        for (int i = 0; i < outcomes.get(1).size(); i++) {
+            CommandResultMessage<Object> expected = outcomes.get(1).get(i);
+            CommandResultMessage<Object> actual = outcomes.get(0).get(i);
+            assertThat(actual.isExceptional()).as("command %s failed: %s, on SimpleCommandBus: %s", i,
+                                                  actual.optionalExceptionResult().orElse(null),
+                                                  expected.optionalExceptionResult().orElse(null))
+                                              .isEqualTo(expected.isExceptional());
+            if (!expected.isExceptional() && !(expected.getPayload() instanceof String)) { // identifiers differ
+                assertThat(actual.getPayload()).as("command %s's result", i).isEqualTo(expected.getPayload());
+            }
+        }
+        assertThat(outcomes.get(1).get(3).exceptionResult()).as("the second publication fails at its commit")
+                                                           .hasMessageContaining("rollback-only");
+        assertThat(outcomes.get(1).get(4).getPayload()).isEqualTo(3);
+        for (int i = 0; i < 20; i++) {
+            assertThat(ring.stored("c" + i)).isEqualTo(simple.stored("c" + i))
+                                            .containsExactly("Created", "Submitted", "Published");
+        }
+        assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isEqualTo(20);
+    }
+
+    /** One bus with the cart and its publisher on the server's database, its identifiers prefixed. */
+    private static final class Twin implements AutoCloseable {
+
+        private final String prefix;
+        private final CommandBus bus;
+        private final EventStore eventStore;
+        private final HikariDataSource pool;
+        private final Runnable shutdown;
+
+        private Twin(String prefix, CommandBus bus, EventStore eventStore, HikariDataSource pool, Runnable shutdown) {
+            this.prefix = prefix;
+            this.bus = bus;
+            this.eventStore = eventStore;
+            this.pool = pool;
+            this.shutdown = shutdown;
+        }
+
+        static Twin ring(HikariDataSource pool, String prefix) {
+            JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
+            RingEventStore eventStore = RingEventStore.builder()
+                                                      .storageEngine(PostgresServer.engine(transactions))
+                                                      .build();
+            RingCommandBus bus = RingCommandBus.builder()
+                                               .eventStore(eventStore)
+                                               .transactionManager(transactions)
+                                               .build();
+            Repository<Cart> carts = bus.registerAggregate(Cart.class);
+            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
+            bus.start();
+            return new Twin(prefix, bus, eventStore, pool, () -> {
+                bus.shutdown();
+                eventStore.shutDown();
+            });
+        }
+
+        static Twin simple(HikariDataSource pool, String prefix) {
+            JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
+            EmbeddedEventStore eventStore = EmbeddedEventStore.builder()
+                                                              .storageEngine(PostgresServer.engine(transactions))
+                                                              .build();
+            SimpleCommandBus bus = SimpleCommandBus.builder().transactionManager(transactions).build();
+            EventSourcingRepository<Cart> carts = EventSourcingRepository.builder(Cart.class)
+                                                                         .eventStore(eventStore)
+                                                                         .build();
+            AggregateAnnotationCommandHandler.<Cart>builder().aggregateType(Cart.class).repository(carts).build()
+                                             .subscribe(bus);
+            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
+            return new Twin(prefix, bus, eventStore, pool, eventStore::shutDown);
+        }
+
+        String id(String name) {
+            return prefix + name;
+        }
+
+        @SuppressWarnings("unchecked")
+        CompletableFuture<CommandResultMessage<Object>> send(Object command) {
+            CompletableFuture<CommandResultMessage<Object>> result = new CompletableFuture<>();
+            bus.dispatch(asCommandMessage(command),
+                         (message, outcome) -> result.complete((CommandResultMessage<Object>) outcome));
+            return result.orTimeout(30, TimeUnit.SECONDS);
+        }
+
+        CommandResultMessage<Object> await(Object command) {
+            return send(command).join();
+        }
+
+        /** The payload types of the aggregate's stored events, by simple name, in sequence order. */
+        List<String> stored(String name) {
+            return eventStore.readEvents(id(name)).asStream()
+                             .map(event -> event.getPayloadType().getSimpleName()).toList();
+        }
+
+        /** The rows the publisher wrote for this bus's carts. */
+        int publishedRows() {
+            try (Connection connection = pool.getConnection();
+                 PreparedStatement query = connection.prepareStatement(
+                         "select count(*) from published_cart where id like ?")) {
+                query.setString(1, prefix + "%");
+                try (ResultSet rows = query.executeQuery()) {
+                    rows.next();
+                    return rows.getInt(1);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            shutdown.run();
+            try (Connection connection = pool.getConnection(); PreparedStatement delete = connection.prepareStatement(
+                    "delete from published_cart where id like ?")) {
+                delete.setString(1, prefix + "%");
+                delete.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    record CreateCart(@TargetAggregateIdentifier String id) {
+    }
+
+    record Submit(@TargetAggregateIdentifier String id) {
+    }
+
+    record Publish(@TargetAggregateIdentifier String id) {
+    }
+
+    /** Writes a publication row in a transactional part of its own, then publishes again: the cart refuses. */
+    record Republish(@TargetAggregateIdentifier String id) {
+    }
+
+    record Count(@TargetAggregateIdentifier String id) {
+    }
+
+    record Created(String id) {
+    }
+
+    record Submitted(String id) {
+    }
+
+    record Published(String id) {
+    }
+
+    record PublicationFailed(String id) {
+    }
+
+    /**
+     * The external handler: a transactional component (jakarta's {@code @Transactional} on its class) that records a
+     * publication in a table of its own and publishes the cart, and whose exception handler records a failed
+     * publication on the cart and answers the command.
+     */
+    @Transactional
+    static class Publisher {
+
+        private final Supplier<Repository<Cart>> carts;
+        private final JdbcTransactionManager transactions;
+
+        Publisher(Supplier<Repository<Cart>> carts, JdbcTransactionManager transactions) {
+            this.carts = carts;
+            this.transactions = transactions;
+        }
+
+        @CommandHandler
+        void handle(Publish command) {
+            inTransaction(() -> {
+                record(command.id());
+                carts.get().load(command.id()).execute(Cart::publish);
+            });
+        }
+
+        /** Its write committed by its own transactional part, as a call of a {@code @Transactional} repository's. */
+        @CommandHandler
+        void handle(Republish command) {
+            inTransaction(() -> record(command.id() + "-again"));
+            carts.get().load(command.id()).execute(Cart::publish);
+        }
+
+        @ExceptionHandler(resultType = IllegalStateException.class)
+        void onFailure(Publish command) {
+            carts.get().load(command.id()).execute(Cart::failPublication);
+        }
+
+        /** What Spring's transaction interceptor does around a {@code REQUIRED} method. */
+        private void inTransaction(Runnable body) {
+            Transaction transaction = transactions.startTransaction();
+            try {
+                body.run();
+            } catch (RuntimeException | Error failure) {
+                transaction.rollback();
+                throw failure;
+            }
+            transaction.commit();
+        }
+
+        private void record(String id) {
+            try (Connection connection = transactions.connectionProvider().getConnection();
+                 PreparedStatement insert = connection.prepareStatement(
+                         "insert into published_cart (id) values (?) on conflict do nothing")) {
+                insert.setString(1, id);
+                insert.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    static class Cart {
+
+        @AggregateIdentifier
+        private String id;
+        private boolean submitted;
+        private boolean published;
+        private int events;
+
+        Cart() {
+        }
+
+        @CommandHandler
+        Cart(CreateCart command) {
+            apply(new Created(command.id()));
+        }
+
+        @CommandHandler
+        void handle(Submit command) {
+            apply(new Submitted(id));
+        }
+
+        @CommandHandler
+        int handle(Count command) {
+            return events;
+        }
+
+        void publish() {
+            if (!submitted) {
+                throw new IllegalStateException("cannot publish a cart never submitted");
+            }
+            if (published) {
+                throw new IllegalStateException("cannot publish a cart twice");
+            }
+            apply(new Published(id));
+        }
+
+        void failPublication() {
+            apply(new PublicationFailed(id));
+        }
+
+        @EventSourcingHandler
+        void on(Created event) {
+            id = event.id();
+            events++;
+        }
+
+        @EventSourcingHandler
+        void on(Submitted event) {
+            submitted = true;
+            events++;
+        }
+
+        @EventSourcingHandler
+        void on(Published event) {
+            published = true;
+            events++;
+        }
+
+        @EventSourcingHandler
+        void on(PublicationFailed event) {
+            events++;
+        }
+    }
+}
