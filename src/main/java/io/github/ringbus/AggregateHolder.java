@@ -68,6 +68,12 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         /** @return how many times the bus was asked to read its aggregates from the store again; any thread */
         long evictionEpoch();
 
+        /** @return how many times the bus was asked to read one named aggregate again ({@link CacheEvictions}) */
+        long namedEvictionEpoch();
+
+        /** @return whether a request named this aggregate after {@code seen}; answers it ({@link CacheEvictions}) */
+        boolean evictionNamedSince(String identifier, long seen);
+
         /**
          * @param type an aggregate type name as Axon puts it in a domain event ({@code DomainEventMessage.getType()})
          * @return true when it names this aggregate type or, for a polymorphic aggregate, one of its subtypes (Axon
@@ -104,6 +110,8 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     private int generation;
     /** The eviction request up to which this aggregate is as the store had it; see {@link #beginCommand}. */
     private long evictionEpoch;
+    /** The named eviction requests this holder has looked itself up in; see {@link #beginCommand}. */
+    private long namedEvictionEpoch;
     /** Events handled successfully but not yet known to be stored, oldest first. */
     // 2, not the default 16: every cached aggregate has one (docs/benchmarks.md, the cache's memory)
     private final ArrayDeque<DomainEventMessage<?>> unstored = new ArrayDeque<>(2);
@@ -136,6 +144,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         this.repository = repository;
         this.identifier = identifier;
         this.evictionEpoch = repository == null ? 0 : repository.evictionEpoch();
+        this.namedEvictionEpoch = repository == null ? 0 : repository.namedEvictionEpoch();
     }
 
     /**
@@ -192,7 +201,13 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
         }
         dropStoredEvents();
         long requested = repository.evictionEpoch();
-        if ((unrestored || lookAgain || requested != evictionEpoch) && identifier != null) {
+        long named = repository.namedEvictionEpoch();
+        boolean namedHere = false;
+        if (named != namedEvictionEpoch) {
+            namedHere = identifier != null && repository.evictionNamedSince(identifier, namedEvictionEpoch);
+            namedEvictionEpoch = named;
+        }
+        if ((unrestored || lookAgain || namedHere || requested != evictionEpoch) && identifier != null) {
             // Another node may have changed it, or a failed command's changes could not be undone: the store's state,
             // then this node's events not yet stored (those the store already returned, by sequence number, are
             // skipped), then those of the command this aggregate is still lent to, if any. If the read fails, this

@@ -79,7 +79,8 @@ final class OutsideRingRepository<T> {
 
     /**
      * @return Axon's repository of this aggregate type, reading from the event store; the current Unit of Work, if
-     *         any, has the ring read its cached aggregates again once it committed
+     *         any, has the ring read its cached aggregates again once it committed (off the ring's threads; on a
+     *         ring thread, only those it loaded or created: {@link #served})
      */
     Repository<T> repository() {
         EventSourcingRepository<T> built = repository;
@@ -100,9 +101,32 @@ final class OutsideRingRepository<T> {
                 }
             }
         }
-        if (CurrentUnitOfWork.isStarted()) {
+        if (CurrentUnitOfWork.isStarted() && !PipelineThreads.isPipelineThread()) {
+            // Off the ring's threads: which aggregates the command changed is not followed (a coarse eviction).
             CurrentUnitOfWork.get().afterCommit(unitOfWork -> evictions.request());
         }
         return built;
+    }
+
+    /**
+     * On a ring thread (a command run whole: {@link #serveOnThisThread}), has the ring read the aggregate the
+     * repository loaded or created again from the store once the Unit of Work committed, before its next command:
+     * the only one of the ring's aggregates whose events the command stored (a named eviction,
+     * {@link CacheEvictions#request(Object, String)}), while every other stays cached.
+     *
+     * @return the aggregate
+     */
+    org.axonframework.modelling.command.Aggregate<T> served(org.axonframework.modelling.command.Aggregate<T> aggregate) {
+        if (PipelineThreads.isPipelineThread() && CurrentUnitOfWork.isStarted()) {
+            CurrentUnitOfWork.get().afterCommit(unitOfWork -> {
+                String identifier = aggregate.identifierAsString();
+                if (identifier == null) {
+                    evictions.request();
+                } else {
+                    evictions.request(aggregateType, identifier);
+                }
+            });
+        }
+        return aggregate;
     }
 }

@@ -357,6 +357,16 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
         return evictions.epoch();
     }
 
+    @Override
+    public long namedEvictionEpoch() {
+        return evictions.namedEpoch();
+    }
+
+    @Override
+    public boolean evictionNamedSince(String identifier, long seen) {
+        return evictions.namedSince(aggregateType, identifier, seen);
+    }
+
 
     /**
      * Reads the aggregate's events from the store, followed by the given events that are handled but perhaps not yet
@@ -408,7 +418,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     @Override
     public Aggregate<T> load(String aggregateIdentifier, Long expectedVersion) {
         if (OutsideRingRepository.serves()) {
-            return outsideRing.repository().load(aggregateIdentifier, expectedVersion);
+            return outsideRing.served(outsideRing.repository().load(aggregateIdentifier, expectedVersion));
         }
         return checkedForCommand(aggregateIdentifier, targetOfCurrentCommand(aggregateIdentifier), expectedVersion);
     }
@@ -475,7 +485,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     @Override
     public Aggregate<T> newInstance(Callable<T> factoryMethod, Consumer<Aggregate<T>> initMethod) throws Exception {
         if (OutsideRingRepository.serves()) {
-            return outsideRing.repository().newInstance(factoryMethod, initMethod);
+            return outsideRing.served(outsideRing.repository().newInstance(factoryMethod, initMethod));
         }
         CommandSlot slot = currentSlot();
         // A creation command sent from another aggregate's handler runs in place on the holder NestedDispatch gave
@@ -573,7 +583,7 @@ final class RingRepository<T> implements Repository<T>, AggregateHolder.Source<T
     @Override
     public Aggregate<T> loadOrCreate(String aggregateIdentifier, Callable<T> factoryMethod) throws Exception {
         if (OutsideRingRepository.serves()) {
-            return outsideRing.repository().loadOrCreate(aggregateIdentifier, factoryMethod);
+            return outsideRing.served(outsideRing.repository().loadOrCreate(aggregateIdentifier, factoryMethod));
         }
         AggregateHolder<T> existingHolder = targetOfCurrentCommand(aggregateIdentifier);
         EventSourcedAggregate<T> existing = existingHolder.aggregate();

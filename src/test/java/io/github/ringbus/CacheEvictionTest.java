@@ -85,4 +85,33 @@ class CacheEvictionTest {
         }
     }
 
+
+    @Test
+    void aRequestNamingOneAggregateIsAnsweredOnceAndOnlyForThatAggregate() {
+        CacheEvictions evictions = new CacheEvictions();
+        long seen = evictions.namedEpoch();
+
+        evictions.request(String.class, "acc");
+
+        assertThat(evictions.namedEpoch()).isNotEqualTo(seen);
+        assertThat(evictions.epoch()).isZero();
+        assertThat(evictions.namedSince(String.class, "other", seen)).isFalse();
+        assertThat(evictions.namedSince(Integer.class, "acc", seen)).isFalse();
+        assertThat(evictions.namedSince(String.class, "acc", seen)).isTrue();
+        assertThat(evictions.namedSince(String.class, "acc", seen)).as("answered").isFalse();
+    }
+
+    @Test
+    void pastTheMostNamedARequestNamesEveryAggregate() {
+        CacheEvictions evictions = new CacheEvictions();
+        for (int i = 0; i < CacheEvictions.MOST_NAMED; i++) {
+            evictions.request(String.class, "acc-" + i);
+        }
+        assertThat(evictions.epoch()).isZero();
+
+        evictions.request(String.class, "one-more");
+
+        assertThat(evictions.epoch()).isOne();
+        assertThat(evictions.namedSince(String.class, "acc-0", 0)).as("dropped").isFalse();
+    }
 }

@@ -177,17 +177,40 @@ class TransactionalHandlerTest extends OnPostgres {
         assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isEqualTo(20);
     }
 
+    @Test
+    void afterATransactionalHandlersCommandTheRingReadsAgainOnlyTheAggregateItLoaded() {
+        String published = ring.id("published");
+        String other = ring.id("other");
+        ring.await(new CreateCart(published));
+        ring.await(new Submit(published));
+        ring.await(new CreateCart(other));
+        ring.await(new Count(other)); // both in the ring's cache now
+        int readsBefore = ring.engine.aggregateReads();
+
+        assertThat(ring.await(new Publish(published)).isExceptional()).isFalse();
+        int readByThePublisher = ring.engine.aggregateReads() - readsBefore;
+        assertThat(ring.await(new Count(other)).getPayload()).isEqualTo(1);
+        assertThat(ring.engine.aggregateReads() - readsBefore).as("reads after the other cart's command")
+                                                              .isEqualTo(readByThePublisher);
+        assertThat(ring.await(new Count(published)).getPayload()).isEqualTo(3);
+        assertThat(ring.engine.aggregateReads() - readsBefore).as("reads after the published cart's command")
+                                                              .isEqualTo(readByThePublisher + 1);
+    }
+
     /** One bus with the cart and its publisher on the server's database, its identifiers prefixed. */
     private static final class Twin implements AutoCloseable {
 
         private final String prefix;
+        private final PostgresServer.ReadCountingEngine engine;
         private final CommandBus bus;
         private final EventStore eventStore;
         private final HikariDataSource pool;
         private final Runnable shutdown;
 
-        private Twin(String prefix, CommandBus bus, EventStore eventStore, HikariDataSource pool, Runnable shutdown) {
+        private Twin(String prefix, PostgresServer.ReadCountingEngine engine, CommandBus bus, EventStore eventStore,
+                     HikariDataSource pool, Runnable shutdown) {
             this.prefix = prefix;
+            this.engine = engine;
             this.bus = bus;
             this.eventStore = eventStore;
             this.pool = pool;
@@ -196,9 +219,8 @@ class TransactionalHandlerTest extends OnPostgres {
 
         static Twin ring(HikariDataSource pool, String prefix) {
             JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
-            RingEventStore eventStore = RingEventStore.builder()
-                                                      .storageEngine(PostgresServer.engine(transactions))
-                                                      .build();
+            PostgresServer.ReadCountingEngine engine = PostgresServer.engine(transactions);
+            RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
             RingCommandBus bus = RingCommandBus.builder()
                                                .eventStore(eventStore)
                                                .transactionManager(transactions)
@@ -206,7 +228,7 @@ class TransactionalHandlerTest extends OnPostgres {
             Repository<Cart> carts = bus.registerAggregate(Cart.class);
             new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
             bus.start();
-            return new Twin(prefix, bus, eventStore, pool, () -> {
+            return new Twin(prefix, engine, bus, eventStore, pool, () -> {
                 bus.shutdown();
                 eventStore.shutDown();
             });
@@ -214,9 +236,8 @@ class TransactionalHandlerTest extends OnPostgres {
 
         static Twin simple(HikariDataSource pool, String prefix) {
             JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
-            EmbeddedEventStore eventStore = EmbeddedEventStore.builder()
-                                                              .storageEngine(PostgresServer.engine(transactions))
-                                                              .build();
+            PostgresServer.ReadCountingEngine engine = PostgresServer.engine(transactions);
+            EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
             SimpleCommandBus bus = SimpleCommandBus.builder().transactionManager(transactions).build();
             EventSourcingRepository<Cart> carts = EventSourcingRepository.builder(Cart.class)
                                                                          .eventStore(eventStore)
@@ -224,7 +245,7 @@ class TransactionalHandlerTest extends OnPostgres {
             AggregateAnnotationCommandHandler.<Cart>builder().aggregateType(Cart.class).repository(carts).build()
                                              .subscribe(bus);
             new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
-            return new Twin(prefix, bus, eventStore, pool, eventStore::shutDown);
+            return new Twin(prefix, engine, bus, eventStore, pool, eventStore::shutDown);
         }
 
         String id(String name) {
