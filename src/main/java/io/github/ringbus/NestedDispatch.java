@@ -104,8 +104,11 @@ final class NestedDispatch {
         RunOnce.markCurrentUnitOfWork();
         String name = command.getCommandName();
         MessageHandler<? super CommandMessage<?>> handler = routes.handlerFor(name);
-        if (handler == null) {
-            runInPlace(command, callback, null, null);
+        if (handler == null || OutsideRingRepository.serves()) {
+            // No handler; or sent from a command run whole, in its handler's transaction, once every earlier command
+            // completed (TransactionalHandlers): run in place in its Unit of Work, as on SimpleCommandBus, where the
+            // ring's repositories read what it loads from the store.
+            runInPlace(command, callback, handler, null);
             return true;
         }
         CommandRoutes.AggregateRoute route = routes.aggregateRouteFor(name);

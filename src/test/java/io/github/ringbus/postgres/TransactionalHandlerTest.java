@@ -197,6 +197,25 @@ class TransactionalHandlerTest extends OnPostgres {
                                                               .isEqualTo(readByThePublisher + 1);
     }
 
+    @Test
+    void aCommandATransactionalHandlerSendsAndWaitsForRunsInItsTransactionAndRollsBackWithIt() {
+        List<CommandResultMessage<Object>> outcomes = new ArrayList<>();
+        for (Twin twin : List.of(ring, simple)) {
+            twin.await(new CreateCart(twin.id("ok")));
+            outcomes.add(twin.await(new SubmitAndPublish(twin.id("ok"), false)));
+            twin.await(new CreateCart(twin.id("refused")));
+            outcomes.add(twin.await(new SubmitAndPublish(twin.id("refused"), true)));
+        }
+
+        assertThat(outcomes.get(0).isExceptional()).isEqualTo(outcomes.get(2).isExceptional()).isFalse();
+        assertThat(outcomes.get(1).isExceptional()).isEqualTo(outcomes.get(3).isExceptional()).isTrue();
+        assertThat(outcomes.get(1).exceptionResult()).isInstanceOf(outcomes.get(3).exceptionResult().getClass());
+        assertThat(ring.stored("ok")).isEqualTo(simple.stored("ok"))
+                                     .containsExactly("Created", "Submitted", "Published");
+        assertThat(ring.stored("refused")).isEqualTo(simple.stored("refused")).containsExactly("Created");
+        assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isOne();
+    }
+
     /** One bus with the cart and its publisher on the server's database, its identifiers prefixed. */
     private static final class Twin implements AutoCloseable {
 
@@ -226,7 +245,7 @@ class TransactionalHandlerTest extends OnPostgres {
                                                .transactionManager(transactions)
                                                .build();
             Repository<Cart> carts = bus.registerAggregate(Cart.class);
-            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
+            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions, bus)).subscribe(bus);
             bus.start();
             return new Twin(prefix, engine, bus, eventStore, pool, () -> {
                 bus.shutdown();
@@ -244,7 +263,7 @@ class TransactionalHandlerTest extends OnPostgres {
                                                                          .build();
             AggregateAnnotationCommandHandler.<Cart>builder().aggregateType(Cart.class).repository(carts).build()
                                              .subscribe(bus);
-            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions)).subscribe(bus);
+            new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions, bus)).subscribe(bus);
             return new Twin(prefix, engine, bus, eventStore, pool, eventStore::shutDown);
         }
 
@@ -314,6 +333,10 @@ class TransactionalHandlerTest extends OnPostgres {
     record Count(@TargetAggregateIdentifier String id) {
     }
 
+    /** Submits the cart by a command it sends and waits for, then publishes it, then fails if told to. */
+    record SubmitAndPublish(@TargetAggregateIdentifier String id, boolean failAtTheEnd) {
+    }
+
     record Created(String id) {
     }
 
@@ -336,10 +359,27 @@ class TransactionalHandlerTest extends OnPostgres {
 
         private final Supplier<Repository<Cart>> carts;
         private final JdbcTransactionManager transactions;
+        private final CommandBus bus;
 
-        Publisher(Supplier<Repository<Cart>> carts, JdbcTransactionManager transactions) {
+        Publisher(Supplier<Repository<Cart>> carts, JdbcTransactionManager transactions, CommandBus bus) {
             this.carts = carts;
             this.transactions = transactions;
+            this.bus = bus;
+        }
+
+        @CommandHandler
+        void handle(SubmitAndPublish command) throws Exception {
+            org.axonframework.commandhandling.callbacks.FutureCallback<Object, Object> submitted =
+                    new org.axonframework.commandhandling.callbacks.FutureCallback<>();
+            bus.dispatch(asCommandMessage(new Submit(command.id())), submitted);
+            assertThat(submitted.get(10, TimeUnit.SECONDS).isExceptional()).isFalse();
+            inTransaction(() -> {
+                record(command.id());
+                carts.get().load(command.id()).execute(Cart::publish);
+            });
+            if (command.failAtTheEnd()) {
+                throw new IllegalArgumentException("failed after its submission and publication");
+            }
         }
 
         @CommandHandler
