@@ -83,6 +83,8 @@ class TransactionalHandlerTest extends OnPostgres {
     private HikariDataSource newPool() {
         HikariDataSource pool = server.pool(4);
         closing.add(pool);
+        // No outage here: a busy machine may take more than the fixture's second to open a connection.
+        pool.setConnectionTimeout(30_000);
         return pool;
     }
 
