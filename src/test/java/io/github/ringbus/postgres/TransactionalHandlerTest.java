@@ -218,6 +218,68 @@ class TransactionalHandlerTest extends OnPostgres {
         assertThat(ring.publishedRows()).isEqualTo(simple.publishedRows()).isOne();
     }
 
+    /**
+     * Under load from several senders at once, on {@code FULL} with two handler and two store threads, with some
+     * submissions refused by the database session (so that the commands built on them, a touch, are handled again, which the
+     * store threads ask of the handler threads while a transactional command may be waiting there for the earlier
+     * commands): every command is answered, every stream is gapless, and a cart has its publication row exactly when
+     * it has a {@code Published} event.
+     */
+    @Test
+    void underConcurrentSendersAndRefusedAppendsEveryCommandIsAnsweredAndEachRowIsStoredWithItsEvent()
+            throws Exception {
+        ring.close();
+        String prefix = ring.id("load-");
+        ring = Twin.ring(newPool(), prefix, (connection, events) -> {
+            for (org.axonframework.eventhandling.EventMessage<?> event : events) {
+                if (event.getPayload() instanceof Submitted submitted && submitted.id().hashCode() % 5 == 0) {
+                    throw new SQLException("refused by the session", "23514");
+                }
+            }
+        }, b -> b.topology(io.github.ringbus.Topology.FULL).handlerThreads(2).storeThreads(2));
+        int carts = 40;
+        java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(4);
+        List<java.util.concurrent.Future<List<CommandResultMessage<Object>>>> sent = new ArrayList<>();
+        for (int sender = 0; sender < 4; sender++) {
+            int first = sender;
+            sent.add(senders.submit(() -> {
+                List<CompletableFuture<CommandResultMessage<Object>>> mine = new ArrayList<>();
+                for (int i = first; i < carts; i += 4) {
+                    String id = ring.id("c" + i);
+                    mine.add(ring.send(new CreateCart(id)));
+                    mine.add(ring.send(new Submit(id)));
+                    mine.add(ring.send(new Touch(id)));
+                    mine.add(ring.send(new Publish(id)));
+                    mine.add(ring.send(new Count(id)));
+                    mine.add(ring.send(new Publish(id)));
+                }
+                return mine.stream().map(CompletableFuture::join).toList();
+            }));
+        }
+        int answered = 0;
+        for (java.util.concurrent.Future<List<CommandResultMessage<Object>>> one : sent) {
+            answered += one.get(60, TimeUnit.SECONDS).size();
+        }
+        senders.shutdown();
+
+        assertThat(answered).isEqualTo(carts * 6);
+        for (int i = 0; i < carts; i++) {
+            String id = ring.id("c" + i);
+            List<Long> sequenceNumbers = ring.eventStore.readEvents(id).asStream()
+                                                        .map(org.axonframework.eventhandling.DomainEventMessage::getSequenceNumber)
+                                                        .toList();
+            assertThat(sequenceNumbers).as("cart %s's stream", i)
+                                       .isEqualTo(java.util.stream.LongStream.range(0, sequenceNumbers.size())
+                                                                             .boxed().toList());
+            List<String> stored = ring.stored("c" + i);
+            boolean refused = id.hashCode() % 5 == 0;
+            assertThat(stored).as("cart %s", i).isEqualTo(refused ? List.of("Created", "Touched")
+                                                                   : List.of("Created", "Submitted", "Touched",
+                                                                             "Published"));
+            assertThat(ring.rowsOf(id)).as("cart %s's row", i).isEqualTo(refused ? 0 : 1);
+        }
+    }
+
     /** One bus with the cart and its publisher on the server's database, its identifiers prefixed. */
     private static final class Twin implements AutoCloseable {
 
@@ -239,13 +301,18 @@ class TransactionalHandlerTest extends OnPostgres {
         }
 
         static Twin ring(HikariDataSource pool, String prefix) {
+            return ring(pool, prefix, null, b -> b);
+        }
+
+        static Twin ring(HikariDataSource pool, String prefix, PostgresServer.AppendHook hook,
+                         java.util.function.UnaryOperator<RingCommandBus.Builder> settings) {
             JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
-            PostgresServer.ReadCountingEngine engine = PostgresServer.engine(transactions);
+            PostgresServer.ReadCountingEngine engine = PostgresServer.engine(transactions, hook);
             RingEventStore eventStore = RingEventStore.builder().storageEngine(engine).build();
-            RingCommandBus bus = RingCommandBus.builder()
-                                               .eventStore(eventStore)
-                                               .transactionManager(transactions)
-                                               .build();
+            RingCommandBus bus = settings.apply(RingCommandBus.builder()
+                                                              .eventStore(eventStore)
+                                                              .transactionManager(transactions))
+                                         .build();
             Repository<Cart> carts = bus.registerAggregate(Cart.class);
             new AnnotationCommandHandlerAdapter<>(new Publisher(() -> carts, transactions, bus)).subscribe(bus);
             bus.start();
@@ -291,6 +358,21 @@ class TransactionalHandlerTest extends OnPostgres {
                              .map(event -> event.getPayloadType().getSimpleName()).toList();
         }
 
+        /** The publication rows of one cart. */
+        int rowsOf(String id) {
+            try (Connection connection = pool.getConnection();
+                 PreparedStatement query = connection.prepareStatement(
+                         "select count(*) from published_cart where id = ?")) {
+                query.setString(1, id);
+                try (ResultSet rows = query.executeQuery()) {
+                    rows.next();
+                    return rows.getInt(1);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
         /** The rows the publisher wrote for this bus's carts. */
         int publishedRows() {
             try (Connection connection = pool.getConnection();
@@ -333,6 +415,13 @@ class TransactionalHandlerTest extends OnPostgres {
     }
 
     record Count(@TargetAggregateIdentifier String id) {
+    }
+
+    /** Applies an event of no consequence. */
+    record Touch(@TargetAggregateIdentifier String id) {
+    }
+
+    record Touched(String id) {
     }
 
     /** Submits the cart by a command it sends and waits for, then publishes it, then fails if told to. */
@@ -452,6 +541,16 @@ class TransactionalHandlerTest extends OnPostgres {
         @CommandHandler
         int handle(Count command) {
             return events;
+        }
+
+        @CommandHandler
+        void handle(Touch command) {
+            apply(new Touched(id));
+        }
+
+        @EventSourcingHandler
+        void on(Touched event) {
+            events++;
         }
 
         void publish() {
