@@ -30,8 +30,9 @@ import static org.axonframework.modelling.command.AggregateLifecycle.apply;
  * of the root's and of a subtype's handlers, failures after {@code apply}, creation of either subtype), commands with
  * an expected version (stale, current or from the future; with a conflict resolver that is asked, or not), one
  * external command class that loads an aggregate of one type or another by its content, and an external handler that
- * creates an aggregate and sends commands to it in the same command. On both topologies, one command at a time and all
- * at once. The size is jqwik's default (the build's {@code jqwik.tries.default}); the long run sets it higher.
+ * creates an aggregate and sends commands to it in the same command; an external handler that declares a transaction
+ * ({@code @Transactional}: its commands run whole, after every earlier command, loading from the store) loading one
+ * type or another and sending commands it waits for. On both topologies, one command at a time and all at once. The size is jqwik's default (the build's {@code jqwik.tries.default}); the long run sets it higher.
  */
 class ModelDifferentialTest {
 
@@ -60,7 +61,8 @@ class ModelDifferentialTest {
                 c -> c.configureAggregate(AggregateConfigurer.defaultConfiguration(Vehicle.class)
                                                              .withSubtypes(Car.class, Truck.class))
                       .configureAggregate(AggregateConfigurer.defaultConfiguration(Garage.class))
-                      .registerCommandHandler(Workshop::new),
+                      .registerCommandHandler(Workshop::new)
+                      .registerCommandHandler(Inspector::new),
                 ring -> ConfiguredTwins.on(topology).apply(cacheOfOne ? ring.cacheSize(1) : ring))) {
             List<List<Outcome>> outcomes = program.allAtOnce() ? twins.sendAllAtOnce(program.commands())
                     : twins.sendAll(program.commands());
@@ -99,7 +101,11 @@ class ModelDifferentialTest {
                 Combinators.combine(Arbitraries.of(true, false), vehicle, garage, fails)
                            .as((isVehicle, v, g, fail) -> (Object) new Service(isVehicle ? v : g, isVehicle, fail)),
                 Combinators.combine(Arbitraries.strings().withCharRange('a', 'c').ofLength(1), small)
-                           .as((suffix, touches) -> (Object) new BuildAndDrive("v-new-" + suffix, touches)));
+                           .as((suffix, touches) -> (Object) new BuildAndDrive("v-new-" + suffix, touches)),
+                Combinators.combine(Arbitraries.of(true, false), vehicle, garage, fails)
+                           .as((isVehicle, v, g, fail) -> (Object) new Inspect(isVehicle ? v : g, isVehicle, fail)),
+                Combinators.combine(vehicle, Arbitraries.longs().between(0, 3))
+                           .as((id, drives) -> (Object) new InspectAndDrive(id, drives)));
         return Combinators.combine(step.list().ofMinSize(1).ofMaxSize(24), Arbitraries.of(false, true),
                                    Arbitraries.of(false, false, true))
                           .as((steps, allAtOnce, focused) -> withoutSecondCreations(
@@ -125,6 +131,10 @@ class ModelDifferentialTest {
             return new Tune(first, t.version(), t.ask());
         } else if (step instanceof Service s && s.vehicle()) {
             return new Service(first, true, s.failAfterwards());
+        } else if (step instanceof Inspect i && i.vehicle()) {
+            return new Inspect(first, true, i.failAfterwards());
+        } else if (step instanceof InspectAndDrive i) {
+            return new InspectAndDrive(first, i.drives());
         }
         return step;
     }
@@ -180,6 +190,14 @@ class ModelDifferentialTest {
 
     /** Handled by the workshop: creates a car with {@code newInstance}, then drives it with commands it waits for. */
     record BuildAndDrive(String id, long touches) {
+    }
+
+    /** As {@link Service}, by a handler that declares a transaction. */
+    record Inspect(@TargetAggregateIdentifier String id, boolean vehicle, boolean failAfterwards) {
+    }
+
+    /** Loads the vehicle, then drives it by commands it sends and waits for, by a handler that declares one. */
+    record InspectAndDrive(@TargetAggregateIdentifier String id, long drives) {
     }
 
     record Built(String id) {
@@ -341,6 +359,36 @@ class ModelDifferentialTest {
             configuration.repository(Vehicle.class).newInstance(() -> new Car(command.id()));
             long km = 0;
             for (long i = 0; i < command.touches(); i++) {
+                km = configuration.commandGateway().sendAndWait(new Drive(command.id(), 1, false));
+            }
+            return km;
+        }
+    }
+
+    /** An external handler that declares a transaction (no transaction manager here: it only changes the route). */
+    @jakarta.transaction.Transactional
+    static class Inspector {
+
+        private final Configuration configuration;
+
+        Inspector(Configuration configuration) {
+            this.configuration = configuration;
+        }
+
+        @CommandHandler
+        String handle(Inspect command) {
+            if (command.vehicle()) {
+                return configuration.repository(Vehicle.class).load(command.id())
+                                    .invoke(vehicle -> vehicle.service(command.failAfterwards()));
+            }
+            return configuration.repository(Garage.class).load(command.id())
+                                .invoke(garage -> garage.service(command.failAfterwards()));
+        }
+
+        @CommandHandler
+        long handle(InspectAndDrive command) {
+            long km = configuration.repository(Vehicle.class).load(command.id()).invoke(vehicle -> vehicle.km);
+            for (long i = 0; i < command.drives(); i++) {
                 km = configuration.commandGateway().sendAndWait(new Drive(command.id(), 1, false));
             }
             return km;
