@@ -26,7 +26,8 @@ import org.axonframework.modelling.command.inspection.AggregateModel;
  *
  * @param <T> the aggregate root type
  * <p>
- * Tests: {@code spring.InjectedSimpleCommandBusTest}, {@code behaviour.DifferentialTest}.
+ * Tests: {@code spring.InjectedSimpleCommandBusTest}, {@code behaviour.DifferentialTest},
+ * {@code postgres.TransactionalHandlerTest}, {@code model.ModelDifferentialTest}.
  */
 final class OutsideRingRepository<T> {
 
