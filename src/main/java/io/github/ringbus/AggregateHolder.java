@@ -243,6 +243,23 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
     }
 
     /**
+     * As {@link #restartFromStore} when the store cannot be read (it holds an event the serializer cannot read back,
+     * say): every earlier generation is given up all the same, and a new one starts on an aggregate the next command
+     * reads from the store again (failing as that read fails). Handle-stage thread.
+     *
+     * @return the new generation, that of the commands handled again that fail as the read did
+     */
+    int restartUnread() {
+        int next = Math.max(generation, poisonedGeneration()) + 1;
+        poison(next - 1);
+        generation = next;
+        unstored.clear();
+        unrestored = true;
+        unreadable = null;
+        return generation;
+    }
+
+    /**
      * Drops from {@link #unstored} the events the store stage says are stored, on the handle stage's thread: before
      * each command, and between batches for the aggregates whose events were on their way ({@code HandleStage}), so
      * that an aggregate waiting in the cache for its next command does not keep its last command's events in memory.

@@ -195,7 +195,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             try {
                 ranAgain = reRun(request.holder, request.from);
             } catch (Throwable failure) {
-                // The aggregate could not be read from the store: the store thread fails the command as before.
+                // Not the store's read (reRun handles that): the store thread fails the command as before.
                 logger.warn("Could not run again the commands of aggregate [{}] built on events the store refused",
                             request.holder.identifier(), failure);
             } finally {
@@ -210,8 +210,17 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * passed, in its own slot, in a new generation. One that may not be run again ({@link StoreRecovery#mayRunAgain})
      * keeps its old generation, given up here, so that the store fails it; the later ones run without it.
      */
-    private boolean reRun(AggregateHolder<?> holder, long from) throws Exception {
-        holder.restartFromStore();
+    private boolean reRun(AggregateHolder<?> holder, long from) {
+        Throwable unread = null;
+        int unreadGeneration = 0;
+        try {
+            holder.restartFromStore();
+        } catch (Exception readFailure) {
+            // The aggregate as stored cannot be read (another writer appended an event the serializer cannot read
+            // back, say): each command is handled again as SimpleCommandBus would, its load failing so.
+            unread = readFailure;
+            unreadGeneration = holder.restartUnread();
+        }
         for (long sequence = from; sequence <= lastPassed; sequence++) {
             CommandSlot slot = reRuns.slot(sequence);
             if (slot.segment != segment || slot.holder != holder || !recovery.mayRunAgain(StoreRecovery.Command.of(slot))) {
@@ -221,6 +230,11 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 continue; // never reached its handler: nothing of it depends on the aggregate's state
             }
             slot.prepareReRun(ReRuns.discardedRun(slot, holder));
+            if (unread != null) {
+                // Built on the new generation, failing before its handler: after the handler interceptors.
+                slot.ledger.ranOn(unreadGeneration);
+                slot.failBeforeHandler(unread);
+            }
             handleOwn(slot);
             slot.storeShard = slot.storeShardOf(storeShards);
         }

@@ -70,6 +70,15 @@ public final class DifferentialPostgres implements AutoCloseable {
                                      new RecordingSerializer(value -> false, type -> false, unreadable));
     }
 
+    /**
+     * Another engine on the tables {@link #freshEngine} emptied, as a second replica of the application has: the
+     * same refused and unreadable payloads, and the same holds (the next held append is whichever engine's comes).
+     */
+    public EventStorageEngine engineOnTheSameTables(Predicate<Object> refused, Predicate<Object> unreadable) {
+        return PostgresServer.engine(transactions, (connection, events) -> beforeAppend(events, refused),
+                                     new RecordingSerializer(value -> false, type -> false, unreadable));
+    }
+
     private void beforeAppend(List<? extends EventMessage<?>> events, Predicate<Object> refused) {
         CountDownLatch hold = holds.poll();
         if (hold != null) {
