@@ -208,7 +208,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * Reads the aggregate from the store (which holds every command of it before {@code from} that will ever be
      * stored) and handles again, in ring order, each of its commands from {@code from} to the last slot this thread
      * passed, in its own slot, in a new generation. One that may not be run again ({@link StoreRecovery#mayRunAgain})
-     * keeps its old generation, given up here, so that the store fails it; the later ones run without it.
+     * keeps its old generation, given up here, so that the store fails it; the later ones run without it. When the
+     * aggregate as stored cannot be read, each of them fails as its load would on {@code SimpleCommandBus}, after the
+     * handler interceptors, and the next command reads the store again ({@code DifferentialTest.
+     * aCommandOnAStaleCopyWhoseStoredAggregateCannotBeReadFailsAsItsLoadDoes}).
      */
     private boolean reRun(AggregateHolder<?> holder, long from) {
         Throwable unread = null;

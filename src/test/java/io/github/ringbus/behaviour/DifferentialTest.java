@@ -71,7 +71,8 @@ import static org.axonframework.modelling.command.AggregateLifecycle.markDeleted
  * aggregates; commands on an injected SimpleCommandBus; refused events, a subscriber and a handler interceptor that
  * throw, commands piled up on a held append, a whole program in one {@code dispatchAll} and a shutdown in its middle)
  * and each runs on ringbus and on a SimpleCommandBus twin over the same kind of storage engine: Axon's in-memory one,
- * or Axon's JDBC engine on a real PostgreSQL with Jackson. Every caller's outcome (the result, or the failure's class
+ * or Axon's JDBC engine on a real PostgreSQL with Jackson, also with a second ring on the same tables (a replica
+ * without routing). Every caller's outcome (the result, or the failure's class
  * and the classes of its causes) and every stored stream must be the same. jqwik shrinks a failing program to the
  * smallest one it finds.
  * <p>
