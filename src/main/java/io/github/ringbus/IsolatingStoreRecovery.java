@@ -4,7 +4,9 @@ package io.github.ringbus;
 
 /**
  * ringbus's recovery policy of refused appends, the one file to change it in ({@code StoreRecoveryTest} is its table):
- * isolate the commands the store refuses by halving the group, fail each with its own failure, and handle again, on
+ * try a group the database refused for a conflict between transactions again after a pause, a few times
+ * ({@link #MOST_TRIES_AFTER_PAUSE}); isolate the commands the store refuses by halving the group, fail each with its
+ * own failure, and handle again, on
  * the aggregate as stored, the commands built on a refused state and those refused for another writer's append, as
  * long as nothing of their run reached beyond their events and they ran again fewer than {@link #MOST_RE_RUNS} times.
  * Holds every limit it applies: the most re-runs, what a run may have done to run again, and whether the plan allows
@@ -23,6 +25,16 @@ final class IsolatingStoreRecovery implements StoreRecovery {
      */
     static final int MOST_RE_RUNS = 16;
 
+    /**
+     * How many times the groups of one failed batch are tried again after a pause at most, when the database refused
+     * them for a conflict between transactions (a deadlock, a serialization failure): then they are isolated as any
+     * failed append, and a command alone fails with the database's refusal. Three pauses of 1, 4 and 16 ms hold the
+     * store thread 21 ms at most per batch.
+     */
+    static final int MOST_TRIES_AFTER_PAUSE = 3;
+    /** The first pause before a group is tried again; each next one is four times longer. */
+    static final long FIRST_PAUSE_NANOS = 1_000_000;
+
     /** False when the plan allows no re-runs: a publish stage beside the store may have handed events out. */
     private final boolean reRunsAllowed;
 
@@ -39,9 +51,12 @@ final class IsolatingStoreRecovery implements StoreRecovery {
      *         {@link #mayHandleAgainOnStored} agrees, else the command fails alone
      */
     @Override
-    public Next next(StoreAttempt attempt, int groupSize, int culpritAt) {
+    public Next next(StoreAttempt attempt, int groupSize, int culpritAt, int triedAgainAfterPause) {
         if (attempt.stored()) {
             throw new IllegalArgumentException("Nothing to recover from: the group is stored");
+        }
+        if (triedAgainAfterPause < 0) {
+            throw new IllegalArgumentException("A group cannot have been tried again " + triedAgainAfterPause + " times");
         }
         Throwable failure = attempt.failure;
         if (attempt.end == StoreAttempt.End.COMMIT_FAILED && !StoreFailures.rolledBack(failure)) {
@@ -49,6 +64,10 @@ final class IsolatingStoreRecovery implements StoreRecovery {
         }
         if (attempt.end == StoreAttempt.End.BEGIN_FAILED || StoreFailures.unreachable(failure)) {
             return Next.FAIL_ALL;
+        }
+        if (StoreFailures.transientConflict(failure) && triedAgainAfterPause < MOST_TRIES_AFTER_PAUSE) {
+            // Also when a subscriber threw it: its write in the store's transaction met another transaction's.
+            return Next.TRY_AGAIN_AFTER_PAUSE;
         }
         if (attempt.culprit != null) {
             if (culpritAt < 0 || culpritAt >= groupSize) {
@@ -60,6 +79,12 @@ final class IsolatingStoreRecovery implements StoreRecovery {
             return StoreFailures.sequenceConflict(failure) ? Next.HANDLE_AGAIN_ON_STORED : Next.FAIL_ALONE;
         }
         return Next.HALVE;
+    }
+
+    /** 1, 4, 16 ms: long enough for the other transaction of a deadlock to finish, short beside a pool's timeout. */
+    @Override
+    public long pauseBeforeTryingAgain(int triedAgainAfterPause) {
+        return FIRST_PAUSE_NANOS << (2 * Math.min(triedAgainAfterPause, MOST_TRIES_AFTER_PAUSE));
     }
 
     /**

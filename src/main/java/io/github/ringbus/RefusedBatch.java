@@ -9,12 +9,13 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 
 /**
  * The carry-out of one failed batch's recovery: the groups of its commands still to decide, in ring order, and what
  * the {@link StoreRecovery} policy decided for each failed attempt, done ({@link #carryOut}): commands failed, the
- * group halved, split at or around the command a subscriber refused, or handed back to be handled again
+ * group tried again after a pause, halved, split at or around the command a subscriber refused, or handed back to be handled again
  * ({@link ReRuns}). {@code StoreStage.recover} keeps the loop (try a group in a fresh transaction, report the outcome
  * here, take the next group), as the Disruptor's {@code BatchEventProcessor} keeps its loop while its
  * {@code BatchRewindStrategy} decides: this class is handed what it calls and never calls the store stage.
@@ -50,6 +51,8 @@ final class RefusedBatch {
     private final IdentityHashMap<List<CommandSlot>, CommandSlot> poisonBefore = new IdentityHashMap<>();
     /** The commands a subscriber refused; their aggregates are poisoned when the batch is done at the latest. */
     private final List<CommandSlot> culprits = new ArrayList<>();
+    /** How many times a group of this batch was tried again after a pause ({@link StoreRecovery.Next#TRY_AGAIN_AFTER_PAUSE}). */
+    private int triedAgainAfterPause;
 
     /**
      * @param recovery what becomes of a failed group, and which commands run again
@@ -70,7 +73,8 @@ final class RefusedBatch {
      */
     boolean carryOut(StoreAttempt attempt, List<CommandSlot> group) {
         Throwable failure = attempt.failure;
-        switch (recovery.next(attempt, group.size(), attempt.culprit == null ? -1 : group.indexOf(attempt.culprit))) {
+        switch (recovery.next(attempt, group.size(), attempt.culprit == null ? -1 : group.indexOf(attempt.culprit),
+                              triedAgainAfterPause)) {
             case FAIL_OUTCOME_UNKNOWN -> {
                 // The group may be committed: appending it again would fail on the events already there or, on an
                 // engine without a unique key, store them twice.
@@ -112,6 +116,14 @@ final class RefusedBatch {
                 } else {
                     fail(group, failure);
                 }
+            }
+            case TRY_AGAIN_AFTER_PAUSE -> {
+                long pause = recovery.pauseBeforeTryingAgain(triedAgainAfterPause++);
+                logger.info("The database refused a group of {} command(s) for a conflict between transactions ({});"
+                                    + " it is tried again in {} ms", group.size(),
+                            StoreFailureNotice.rootCause(failure), pause / 1_000_000.0);
+                LockSupport.parkNanos(pause); // no transaction is held: the attempt rolled back
+                groups.addFirst(group);
             }
             case FAIL_ALONE -> fail(group, slot -> StoreFailureNotice.refused(slot, failure));
             case HALVE -> {

@@ -15,7 +15,8 @@ import java.util.Set;
  * What a failure of the store stage's append or commit says about the store, read from JDBC's exception types and
  * SQLStates (the standard classes, and PostgreSQL's own where it has them) and from Axon Server's error codes
  * ({@link AxonServerFailures}): whether the transaction was rolled back, whether the store cannot be reached at all,
- * and whether another writer appended to an aggregate first. The one place the store stage's recovery learns this;
+ * whether another writer appended to an aggregate first, and whether the database refused the transaction for a
+ * conflict between transactions that may not recur. The one place the store stage's recovery learns this;
  * stateless.
  * <p>
  * Tests: {@code StoreRecoveryTest}, {@code postgres.PostgresFaultInjectionTest}.
@@ -55,6 +56,21 @@ final class StoreFailures {
      */
     static boolean sequenceConflict(Throwable failure) {
         return anyCause(failure, t -> t instanceof ConcurrencyException || AxonServerFailures.sequenceConflict(t));
+    }
+
+    /**
+     * Whether the database refused the transaction for a conflict of its own making between transactions, which the
+     * same transaction tried again a moment later may not meet: anywhere in its causes, SQLState 40001 (serialization
+     * failure: a {@code SERIALIZABLE} or {@code REPEATABLE READ} transaction, CockroachDB's "restart transaction") or
+     * 40P01 (PostgreSQL: deadlock detected, e.g. between a subscriber's projection update in the store's transaction
+     * and another writer). The transaction is rolled back; nothing of it is stored.
+     *
+     * @param failure what an attempt threw
+     * @return true when trying the same group again after a pause may store it
+     */
+    static boolean transientConflict(Throwable failure) {
+        return anyCause(failure, t -> t instanceof SQLException sqlException
+                && sqlState(sqlException, state -> state.equals("40001") || state.equals("40P01")));
     }
 
     /**

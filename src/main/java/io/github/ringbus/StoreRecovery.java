@@ -46,6 +46,12 @@ interface StoreRecovery {
         HANDLE_AGAIN_ON_STORED,
         /** The group's one command fails with the failure its own append raised. */
         FAIL_ALONE,
+        /**
+         * The database refused the transaction for a conflict between transactions ({@link StoreFailures#transientConflict}:
+         * a deadlock, a serialization failure) that the same group may not meet a moment later: it is tried again,
+         * whole, after {@link #pauseBeforeTryingAgain}; the policy bounds how often in one failed batch.
+         */
+        TRY_AGAIN_AFTER_PAUSE,
         /** The group is split in halves, tried in ring order: the commands that fail on their own are isolated. */
         HALVE
     }
@@ -92,10 +98,19 @@ interface StoreRecovery {
      * @param attempt    how the group's attempt failed; not {@link StoreAttempt#STORED}
      * @param groupSize  how many commands the group has
      * @param culpritAt  where in the group (ring order) the command a subscriber refused is, or -1 when none was
+     * @param triedAgainAfterPause how many times a group of this failed batch was tried again after a pause already
+     *                   ({@link Next#TRY_AGAIN_AFTER_PAUSE})
      * @return what becomes of the group; {@link Next#HANDLE_AGAIN_ON_STORED} is carried out only where
      *         {@link #mayHandleAgainOnStored} agrees, else the command fails alone
      */
-    Next next(StoreAttempt attempt, int groupSize, int culpritAt);
+    Next next(StoreAttempt attempt, int groupSize, int culpritAt, int triedAgainAfterPause);
+
+    /**
+     * @param triedAgainAfterPause how many times a group of this failed batch was tried again after a pause already
+     * @return how long the store thread waits before it tries a group again ({@link Next#TRY_AGAIN_AFTER_PAUSE}), in
+     *         nanoseconds
+     */
+    long pauseBeforeTryingAgain(int triedAgainAfterPause);
 
     /**
      * @param command a command built on a state of its aggregate that was given up, after its handler ran (store

@@ -46,6 +46,9 @@ class StoreRecoveryTest {
     private static final SQLException BAD_VALUE = new SQLException("value too long for type", "22001");
     private static final SQLException CONNECTION_LOST = new SQLTransientConnectionException("connection lost", "08006");
     private static final SQLException SERIALIZATION_FAILURE = new SQLException("could not serialize", "40001");
+    private static final SQLException DEADLOCK = new SQLException("deadlock detected", "40P01");
+    /** A deferred foreign key checked at the commit: the database rolled back, and it would refuse again. */
+    private static final SQLException DEFERRED_CONSTRAINT = new SQLException("violates foreign key", "23503");
 
     @Test
     void aFailedAppendOfSeveralCommandsIsHalved() {
@@ -131,10 +134,61 @@ class StoreRecoveryTest {
 
     @Test
     void aCommitTheDatabaseRolledBackIsIsolatedAsAFailedAppendIs() {
-        assertThat(next(POLICY, StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE), three))
+        assertThat(next(POLICY, StoreAttempt.failed(End.COMMIT_FAILED, DEFERRED_CONSTRAINT), three))
                 .isEqualTo(Next.HALVE);
-        assertThat(next(POLICY, StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE),
+        assertThat(next(POLICY, StoreAttempt.failed(End.COMMIT_FAILED, DEFERRED_CONSTRAINT),
                                       List.of(first))).isEqualTo(Next.FAIL_ALONE);
+    }
+
+    @Test
+    void aDeadlockInTheAppendTriesTheSameGroupAgainAfterAPause() {
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), three))
+                .isEqualTo(Next.TRY_AGAIN_AFTER_PAUSE);
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), List.of(first)))
+                .isEqualTo(Next.TRY_AGAIN_AFTER_PAUSE);
+    }
+
+    @Test
+    void aSerializationFailureAtTheCommitTriesTheSameGroupAgainAfterAPause() {
+        assertThat(next(POLICY, StoreAttempt.failed(End.COMMIT_FAILED, SERIALIZATION_FAILURE), three))
+                .isEqualTo(Next.TRY_AGAIN_AFTER_PAUSE);
+    }
+
+    @Test
+    void aSubscriberWhoseWriteMetADeadlockHasItsGroupTriedAgainRatherThanFailed() {
+        assertThat(next(POLICY, StoreAttempt.refusedBySubscriber(second, DEADLOCK), three))
+                .isEqualTo(Next.TRY_AGAIN_AFTER_PAUSE);
+    }
+
+    @Test
+    void afterThreeTriesAGroupRefusedForAConflictBetweenTransactionsIsRecoveredAsAnyOther() {
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), three, 2))
+                .isEqualTo(Next.TRY_AGAIN_AFTER_PAUSE);
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), three, 3)).isEqualTo(Next.HALVE);
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), List.of(first), 3))
+                .isEqualTo(Next.FAIL_ALONE);
+        assertThat(next(POLICY, StoreAttempt.refusedBySubscriber(second, DEADLOCK), three, 3))
+                .isEqualTo(Next.SPLIT_AT_CULPRIT);
+    }
+
+    @Test
+    void aConnectionLostIsNotTriedAgainAfterAPauseEvenInADeadlocksCompany() {
+        SQLException both = new SQLException("deadlock detected", "40P01");
+        both.setNextException(CONNECTION_LOST);
+        assertThat(next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, both), three)).isEqualTo(Next.FAIL_ALL);
+    }
+
+    @Test
+    void thePausesBeforeTryingAgainAre1And4And16Milliseconds() {
+        assertThat(POLICY.pauseBeforeTryingAgain(0)).isEqualTo(1_000_000L);
+        assertThat(POLICY.pauseBeforeTryingAgain(1)).isEqualTo(4_000_000L);
+        assertThat(POLICY.pauseBeforeTryingAgain(2)).isEqualTo(16_000_000L);
+    }
+
+    @Test
+    void aNegativeCountOfTriesIsRefusedByName() {
+        assertThatThrownBy(() -> next(POLICY, StoreAttempt.failed(End.APPEND_FAILED, DEADLOCK), three, -1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1 times");
     }
 
     @Test
@@ -263,6 +317,11 @@ class StoreRecoveryTest {
 
     /** The policy's decision for a group of slots: their number and where the culprit is, as the store asks it. */
     private static Next next(StoreRecovery policy, StoreAttempt attempt, List<CommandSlot> group) {
-        return policy.next(attempt, group.size(), attempt.culprit == null ? -1 : group.indexOf(attempt.culprit));
+        return next(policy, attempt, group, 0);
+    }
+
+    private static Next next(StoreRecovery policy, StoreAttempt attempt, List<CommandSlot> group, int triedAgain) {
+        return policy.next(attempt, group.size(), attempt.culprit == null ? -1 : group.indexOf(attempt.culprit),
+                           triedAgain);
     }
 }

@@ -179,9 +179,9 @@ class StoreStageTest {
 
     @Test
     void aCommitTheDatabaseRolledBackIsTriedAgainApartLikeAFailedAppend() {
-        RuntimeException serializationFailure = new IllegalStateException(
-                "commit failed", new SQLException("could not serialize access", "40001"));
-        FirstCommitThrows transactions = new FirstCommitThrows(serializationFailure);
+        RuntimeException deferredConstraint = new IllegalStateException(
+                "commit failed", new SQLException("violates foreign key constraint", "23503"));
+        FirstCommitThrows transactions = new FirstCommitThrows(deferredConstraint);
         StoreStage stage = stageWith(transactions);
         List<CommandSlot> slots = batch("a", "b");
 
@@ -191,5 +191,56 @@ class StoreStageTest {
 
         assertThat(transactions.started.get()).isGreaterThan(1);
         assertThat(slots).noneMatch(slot -> slot.storeFailure instanceof CommitOutcomeUnknownException);
+    }
+
+    // --- a conflict between transactions: the same group again, after a pause ---------------------------------------
+
+    @Test
+    void aBatchRefusedAsADeadlocksVictimIsStoredWholeWhenTriedAgain() {
+        engine.failNextAppendsInADeadlock(2);
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        storeAsOneBatch(slots);
+
+        assertThat(engine.appendCalls()).isEqualTo(3);
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b", "c", "d"));
+        assertThat(slots).allMatch(slot -> slot.storeFailure == null);
+    }
+
+    @Test
+    void aBatchStillRefusedAfterThreeTriesAgainIsIsolatedAsAnyFailedAppend() {
+        engine.failNextAppendsInADeadlock(1 + IsolatingStoreRecovery.MOST_TRIES_AFTER_PAUSE);
+        List<CommandSlot> slots = batch("a", "b", "c", "d");
+
+        storeAsOneBatch(slots);
+
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("c", "d"));
+        assertThat(slots).allMatch(slot -> slot.storeFailure == null);
+    }
+
+    @Test
+    void aCommandAloneStillRefusedAfterThreeTriesAgainFailsWithTheDatabasesRefusal() {
+        engine.failNextAppendsInADeadlock(10);
+        List<CommandSlot> slots = batch("a");
+
+        storeAsOneBatch(slots);
+
+        assertThat(engine.appendCalls()).isEqualTo(1 + IsolatingStoreRecovery.MOST_TRIES_AFTER_PAUSE);
+        assertThat(engine.storedAppends()).isEmpty();
+        assertThat(slots.get(0).storeFailure).isInstanceOf(EventStoreException.class)
+                                             .hasStackTraceContaining("40P01");
+    }
+
+    @Test
+    void theTriesAgainAfterAPauseAreCountedPerBatchNotPerGroup() {
+        engine.failNextAppendsInADeadlock(3);
+        storeAsOneBatch(batch("a", "b"));
+        engine.failNextAppendsInADeadlock(3);
+        List<CommandSlot> next = batch("c", "d");
+
+        storeAsOneBatch(next);
+
+        assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("c", "d"));
+        assertThat(next).allMatch(slot -> slot.storeFailure == null);
     }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -187,6 +188,91 @@ class PostgresFaultInjectionTest extends OnPostgres {
             assertThat(next.getPayload()).isEqualTo(1015L);
             assertThat(PostgresRing.storedDeposits(server, "cv-b")).containsExactly(1000L, 2L, 3L, 10L);
         }
+    }
+
+    /**
+     * A real deadlock: another transaction holds a row of an application's table and waits for a second row, which
+     * the store's transaction (a subscriber's write in it, say) holds and then waits for the first: PostgreSQL
+     * aborts the store's transaction as the deadlock's victim (SQLState 40P01). The store tries the same batch again
+     * after a pause, and it is stored; the other transaction commits. (On SimpleCommandBus the command fails with the
+     * deadlock.)
+     */
+    @Test
+    void aBatchTheDatabaseAbortedAsADeadlocksVictimIsTriedAgainAndStored() throws Exception {
+        try (Connection admin = server.connect(); Statement statement = admin.createStatement()) {
+            statement.execute("CREATE TABLE dl_rows (id int PRIMARY KEY, n int NOT NULL)");
+            statement.execute("INSERT INTO dl_rows VALUES (1, 0), (2, 0)");
+        }
+        Faults faults = new Faults();
+        try (PostgresRing ring = new PostgresRing(server, faults, b -> b.handlerThreads(1));
+             Connection other = server.connect()) {
+            other.setAutoCommit(false);
+            int otherPid;
+            try (Statement statement = other.createStatement()) {
+                statement.execute("SET deadlock_timeout = '60s'"); // the store's session finds the deadlock
+                statement.execute("UPDATE dl_rows SET n = n + 1 WHERE id = 1");
+                var result = statement.executeQuery("SELECT pg_backend_pid()");
+                result.next();
+                otherPid = result.getInt(1);
+            }
+            CountDownLatch storeHoldsRowTwo = new CountDownLatch(1);
+            faults.target = "dl-a";
+            faults.action = connection -> {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("SET LOCAL deadlock_timeout = '20ms'");
+                    statement.execute("UPDATE dl_rows SET n = n + 1 WHERE id = 2");
+                    storeHoldsRowTwo.countDown();
+                    awaitLockWait(connection, otherPid);
+                    statement.execute("UPDATE dl_rows SET n = n + 1 WHERE id = 1");
+                }
+            };
+            CompletableFuture<Void> otherWaits = CompletableFuture.runAsync(() -> {
+                try (Statement statement = other.createStatement()) {
+                    assertThat(storeHoldsRowTwo.await(30, TimeUnit.SECONDS)).isTrue();
+                    statement.execute("UPDATE dl_rows SET n = n + 1 WHERE id = 2");
+                    other.commit();
+                } catch (SQLException | InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+
+            CommandResultMessage<Object> opened = ring.send(new Open("dl-a")).get(30, TimeUnit.SECONDS);
+
+            assertThat(opened.isExceptional()).as("%s", opened.optionalExceptionResult()).isFalse();
+            otherWaits.get(30, TimeUnit.SECONDS);
+            assertThat(faults.faultsRun).hasValue(1);
+            assertThat(PostgresRing.readFresh(server, "dl-a").stream().map(e -> (Object) e.getPayload()))
+                    .containsExactly(new Opened("dl-a"));
+            try (Connection check = server.connect(); Statement statement = check.createStatement();
+                 var rows = statement.executeQuery("SELECT n FROM dl_rows ORDER BY id")) {
+                List<Integer> counts = new ArrayList<>();
+                while (rows.next()) {
+                    counts.add(rows.getInt(1));
+                }
+                assertThat(counts).as("the other transaction's updates only").containsExactly(1, 1);
+            }
+        } finally {
+            try (Connection admin = server.connect(); Statement statement = admin.createStatement()) {
+                statement.execute("DROP TABLE dl_rows");
+            }
+        }
+    }
+
+    /** Waits until the session {@code pid} waits for a lock, as seen from {@code connection}. */
+    private static void awaitLockWait(Connection connection, int pid) throws SQLException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try (var query = connection.prepareStatement("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?")) {
+            query.setInt(1, pid);
+            while (System.nanoTime() < deadline) {
+                try (var result = query.executeQuery()) {
+                    if (result.next() && "Lock".equals(result.getString(1))) {
+                        return;
+                    }
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
+        }
+        throw new IllegalStateException("session " + pid + " never waited for a lock");
     }
 
     /**
