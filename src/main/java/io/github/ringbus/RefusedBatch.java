@@ -33,10 +33,6 @@ final class RefusedBatch {
 
     private static final Logger logger = LoggerFactory.getLogger(RefusedBatch.class);
 
-    /** Nothing to decide before a command of the group in hand: every command before it in ring order is decided. */
-    private static final Runnable NOTHING_BEFORE_IT = () -> {
-    };
-
     private final StoreRecovery recovery;
     private final ReRuns reRuns;
     /** Whether a command built on a given-up state runs again or fails: the store thread's one rule. */
@@ -202,7 +198,7 @@ final class RefusedBatch {
         List<CommandSlot> live = new ArrayList<>(group.size());
         for (int i = 0; i < group.size(); i++) {
             CommandSlot slot = group.get(i);
-            if (givenUp.mustFail(slot, NOTHING_BEFORE_IT)) { // every group before this one is decided
+            if (givenUp.mustFailWithEarlierDecided(slot)) { // every group before this one is decided
                 if (slot.hasEventsToStore() && !live.isEmpty()) {
                     groups.addFirst(new ArrayList<>(group.subList(i, group.size())));
                     return live;

@@ -87,11 +87,6 @@ final class StoreStage implements EventHandler<CommandSlot> {
 
     /** Whether a command built on a given-up state runs again or fails: the one rule (see GivenUpState). */
     private final GivenUpState givenUp;
-    /**
-     * {@link #flush()} as the given-up rule asks for it: made once, as a method reference evaluated in
-     * {@code onEvent} would allocate for every command that reaches the store.
-     */
-    private final Runnable decideCommandsInHand = this::flush;
     /** One attempt: begin, append (and, IN_TRANSACTION, the subscribers), commit (see StoreTransaction). */
     private final StoreTransaction transaction;
 
@@ -118,7 +113,14 @@ final class StoreStage implements EventHandler<CommandSlot> {
         // Not only the commands with events: a query's answer or a rule's refusal was built on the aggregate's state
         // too, and is as wrong as an event when an earlier command of the aggregate is refused.
         if (slot.hasEventsToStore() || slot.builtOnAggregateState()) {
-            if (givenUp.mustFail(slot, decideCommandsInHand)) {
+            GivenUpState.Verdict verdict = givenUp.verdict(slot);
+            if (verdict == GivenUpState.Verdict.MAY_RUN_AGAIN) {
+                // Every command before it in ring order is decided first, so that the store holds every earlier
+                // command of its aggregate that will ever be stored; then its handler thread runs it again.
+                flush();
+                verdict = givenUp.ranAgain(slot) ? GivenUpState.Verdict.STANDS : GivenUpState.Verdict.MUST_FAIL;
+            }
+            if (verdict == GivenUpState.Verdict.MUST_FAIL) {
                 if (slot.hasEventsToStore()) {
                     // Its aggregates are given up with it: the commands in hand, before it in ring order and not built
                     // on it, are decided first (one of another aggregate it borrowed may be among them).
