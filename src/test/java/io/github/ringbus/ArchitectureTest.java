@@ -489,6 +489,64 @@ class ArchitectureTest {
         return outer;
     }
 
+    /**
+     * The store component, group commit in one place (docs/design.md, "The store area, file by file"): the stage, its
+     * shards and their bound, one attempt, the read-back, the recovery policy and its carry-out, the given-up rule,
+     * the failure reading and reporting, the outage, health and its clocks.
+     */
+    private static final Set<String> STORE_COMPONENT = Set.of(
+            "StoreStage", "StoreShard", "GapBound", "StoreTransaction", "StoreReadBack", "StoreAttempt", "StoreRecovery",
+            "IsolatingStoreRecovery", "RefusedBatch", "GivenUpState", "StoreFailures", "StoreFailureNotice",
+            "StoreOutage", "FailFastReads", "StoreHealth", "MinuteCount");
+
+    /** Its doors: each class of the component the rest of the core may use, and who uses it. */
+    private static final Map<String, Set<String>> STORE_DOORS = Map.of(
+            "StoreStage", Set.of("Pipeline"), // built and wired into the ring
+            "StoreShard", Set.of("Pipeline"),
+            "GapBound", Set.of("Pipeline"),
+            "IsolatingStoreRecovery", Set.of("Pipeline"), // the bus's one policy, made from the stage plan
+            "StoreRecovery", Set.of("Pipeline", "HandleStage"), // a re-run asks it which commands may run again
+            "StoreOutage", Set.of("Pipeline"),
+            "StoreHealth", Set.of("Pipeline"), // read for the bus's health
+            "FailFastReads", Set.of("Pipeline", "RingCommandBus")); // the bus's reads fail fast during an outage
+
+    /** What the component uses of the rest of the core: the slot and its parts, the hand-back, the event store. */
+    private static final Set<String> STORE_USES = Set.of(
+            "CommandSlot", "CommandLedger", "SlotUnitOfWork", "AggregateHolder", "ReRuns", "RingEventStore",
+            "OneByOnePublish", "LeftInterrupts", "RunOnce", "AxonInternals", "AxonServerFailures",
+            "CommitOutcomeUnknownException", "StoreFailure", "StoreBatchListener");
+
+    /**
+     * The store component's boundary: the rest of the core enters it only through its doors, and it uses only what
+     * {@link #STORE_USES} names. A change to either is a decision about the component: make it here, on purpose.
+     */
+    @Test
+    void theStoreComponentIsEnteredOnlyThroughItsDoorsAndUsesOnlyWhatItNames() {
+        Map<String, Set<String>> doors = new java.util.TreeMap<>();
+        Set<String> uses = new TreeSet<>();
+        for (JavaClass type : MAIN) {
+            if (!type.getPackageName().equals("io.github.ringbus")) {
+                continue;
+            }
+            String from = outermost(type).getSimpleName();
+            type.getDirectDependenciesFromSelf().forEach(dependency -> {
+                JavaClass target = dependency.getTargetClass();
+                if (!target.getPackageName().equals("io.github.ringbus") || target.isArray()) {
+                    return;
+                }
+                String to = outermost(target).getSimpleName();
+                if (!STORE_COMPONENT.contains(from) && STORE_COMPONENT.contains(to)) {
+                    doors.computeIfAbsent(to, door -> new TreeSet<>()).add(from);
+                } else if (STORE_COMPONENT.contains(from) && !STORE_COMPONENT.contains(to)) {
+                    uses.add(to);
+                }
+            });
+        }
+        assertThat(doors).as("the store component's doors, and who enters by each")
+                         .isEqualTo(new java.util.TreeMap<>(STORE_DOORS));
+        assertThat(uses).as("what the store component uses of the rest of the core").isEqualTo(new TreeSet<>(STORE_USES));
+    }
+
     @Test
     void packagesHaveNoCycles() {
         slices().matching("io.github.(ringbus).(**)").should().beFreeOfCycles().check(MAIN);
