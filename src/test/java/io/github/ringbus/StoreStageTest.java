@@ -1,5 +1,7 @@
 package io.github.ringbus;
 
+import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.AccountEvents.Opened;
 import io.github.ringbus.fixtures.FaultyStorageEngine;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.common.transaction.NoTransactionManager;
@@ -242,5 +244,77 @@ class StoreStageTest {
 
         assertThat(engine.storedAppends()).containsExactly(List.of("a", "b"), List.of("c", "d"));
         assertThat(next).allMatch(slot -> slot.storeFailure == null);
+    }
+
+    // --- with the handler side: a stand-in serves the store thread's hand-backs ---------------------------------------
+
+    /** A stage whose policy lets commands run again, over this test's engine, with the handler side standing in. */
+    private StoreStage stageWithHandlers(HandlerStandIn handlers) {
+        return new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024, PipelineMonitor.NONE, true,
+                              new LeftInterrupts(), new IsolatingStoreRecovery(true), handlers.reRuns, null, 0,
+                              new StoreOutage(NoTransactionManager.INSTANCE,
+                                              new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
+    }
+
+    private static void asOneBatch(StoreStage stage, List<CommandSlot> slots) {
+        for (int i = 0; i < slots.size(); i++) {
+            stage.onEvent(slots.get(i), slots.get(i).sequence, i == slots.size() - 1);
+        }
+    }
+
+    @Test
+    void aCommandBuiltOnARefusedOneIsHandedBackToItsHandlerAndItsRunAgainIsStored() throws Exception {
+        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
+            StoreStage stage = stageWithHandlers(handlers);
+            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
+            engine.refuseDataOf(new Deposited("a", 1));
+            CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
+            CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
+            handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
+
+            asOneBatch(stage, List.of(refused, builtOnIt));
+
+            assertThat(handlers.failures).isEmpty();
+            assertThat(refused.storeFailure).isInstanceOf(EventStoreException.class);
+            assertThat(builtOnIt.storeFailure).isNull();
+            assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
+            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 101)));
+        }
+    }
+
+    @Test
+    void aCommandAnotherWriterGotAheadOfIsHandedBackAndRunAgainOnTheAggregateAsStored() throws Exception {
+        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
+            StoreStage stage = stageWithHandlers(handlers);
+            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
+            CommandSlot deposit = handlers.handle("a", "deposit", new Deposited("a", 1));
+            engine.anotherWriterAppends(new GenericDomainEventMessage<>("Account", "a", 1, new Deposited("a", 50)));
+            handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
+
+            asOneBatch(stage, List.of(deposit));
+
+            assertThat(deposit.storeFailure).isNull();
+            assertThat(handlers.requestsFrom).containsExactly(deposit.sequence);
+            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 102)));
+        }
+    }
+
+    @Test
+    void aCommandTheHandlerSideDeclinesToRunAgainFailsAsBuiltOnTheRefusedState() throws Exception {
+        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
+            StoreStage stage = stageWithHandlers(handlers);
+            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
+            engine.refuseDataOf(new Deposited("a", 1));
+            CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
+            CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
+            handlers.declineRequests();
+
+            asOneBatch(stage, List.of(refused, builtOnIt));
+
+            assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
+            assertThat(builtOnIt.storeFailure).isInstanceOf(EventStoreException.class)
+                                              .hasMessageContaining("failed to be stored");
+            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")));
+        }
     }
 }
