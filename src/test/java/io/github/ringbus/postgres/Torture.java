@@ -122,7 +122,8 @@ public final class Torture {
             Map.entry(Fault.COMMIT_UNKNOWN, 4),
             Map.entry(Fault.HANDLER_INTERRUPTS, 200),
             Map.entry(Fault.STORE_INTERRUPTS, 40),
-            Map.entry(Fault.CALLBACK_INTERRUPTS, 200));
+            Map.entry(Fault.CALLBACK_INTERRUPTS, 200),
+            Map.entry(Fault.STORE_DEADLOCK, 40));
     private static final Fault[] FAULTS = Fault.values();
 
     static final Serializer SERIALIZER = JacksonSerializer.builder()
@@ -157,6 +158,8 @@ public final class Torture {
     private final LongAdder backendsTerminated = new LongAdder();
     private final LongAdder commitUnknownFired = new LongAdder();
     private final Set<Long> commitUnknownDone = ConcurrentHashMap.newKeySet();
+    private final LongAdder deadlocksFired = new LongAdder();
+    private final Set<Long> deadlockDone = ConcurrentHashMap.newKeySet();
     private final List<String> epochLog = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
     /** The failure each failed command was reported, as its chain of exception classes (for the violations). */
@@ -674,6 +677,13 @@ public final class Torture {
                     case STORE_BEFORE_WRITE -> throw new InjectedFailure(fault, id);
                     case STORE_AFTER_WRITE -> marks.get()[0] = 1;
                     case STORE_INTERRUPTS -> Thread.currentThread().interrupt();
+                    case STORE_DEADLOCK -> {
+                        if (deadlockDone.add(id)) {
+                            deadlocksFired.increment();
+                            throw new InjectedFailure(fault, id, new SQLException("injected: deadlock detected",
+                                                                                  "40P01"));
+                        }
+                    }
                     case COMMIT_UNKNOWN -> {
                         if (!commitUnknownDone.contains(id)) {
                             marks.get()[1] = id;
@@ -871,7 +881,8 @@ public final class Torture {
                     }
                     Fault injected = Fault.values()[fault[id]];
                     if (injected != Fault.NONE && injected != Fault.MONITOR && injected != Fault.CALLBACK
-                            && injected != Fault.COMMIT_UNKNOWN && !interrupts(injected)) {
+                            && injected != Fault.COMMIT_UNKNOWN && injected != Fault.STORE_DEADLOCK
+                            && !interrupts(injected)) {
                         violation("command " + id + " carried " + injected + " and was acknowledged");
                     }
                 }
@@ -993,8 +1004,9 @@ public final class Torture {
                    (totalNanos - tortureNanos) / 1e9);
         out.println("outcomes: " + outcomes);
         out.println("faults injected (commands carrying each): " + faults);
-        out.printf("commits that reported failure after committing: %,d; database backends terminated: %,d%n",
-                   commitUnknownFired.sum(), backendsTerminated.sum());
+        out.printf("commits that reported failure after committing: %,d; appends failed as a deadlock's victim: %,d;"
+                           + " database backends terminated: %,d%n",
+                   commitUnknownFired.sum(), deadlocksFired.sum(), backendsTerminated.sum());
         Map<String, Long> byFailure = new java.util.HashMap<>();
         failures.values().forEach(f -> byFailure.merge(f.replaceAll("\\[[^]]*]|\\d+", "#"), 1L, Long::sum));
         byFailure.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(12)

@@ -46,7 +46,12 @@ public class TortureAccount {
         /** The storage engine's append that holds the command's events sets its thread's interrupt flag first. */
         STORE_INTERRUPTS,
         /** The caller's callback sets the interrupt flag of the ring's thread it runs on: the command succeeds. */
-        CALLBACK_INTERRUPTS
+        CALLBACK_INTERRUPTS,
+        /**
+         * The first append that holds the command's events fails as PostgreSQL fails a deadlock's victim (SQLState
+         * 40P01), before writing; a later append of them goes through: the command may succeed.
+         */
+        STORE_DEADLOCK
     }
 
     /** Thrown where the torture injects a failure. */
