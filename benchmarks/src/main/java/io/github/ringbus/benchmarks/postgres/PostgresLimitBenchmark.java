@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * What bounds the durable path, measured without any bus: how many pre-serialized event rows the server stores per
  * second in Axon's own table ({@code DomainEventEntry}, with its indexes and unique key), in transactions of
  * {@value #ROWS_PER_COMMIT} rows (about what ringbus's group commit puts in one, from the server's counters), with
- * {@code fsync=on} and {@code synchronous_commit=on}; and how many deposit events (payload and metadata) the
+ * {@code fsync=on} and {@code synchronous_commit=on}, in each statement form a writer may use ({@code form}: pgjdbc's
+ * rewritten multi-row VALUES, one INSERT of array parameters unnested, one binary COPY); and how many deposit events (payload and metadata) the
  * applications' serializer serializes per second on one thread. One operation is one event row (or one event
  * serialized).
  */
@@ -47,9 +48,16 @@ public class PostgresLimitBenchmark {
     /** Rows per transaction: ringbus's group commit stored about 700 events per commit in the durable benchmark. */
     static final int ROWS_PER_COMMIT = 700;
 
-    private static final String INSERT = "INSERT INTO DomainEventEntry (eventIdentifier, aggregateIdentifier, "
-            + "sequenceNumber, type, timeStamp, payloadType, payloadRevision, payload, metaData) "
-            + "VALUES (?,?,?,?,?,?,?,?,?)";
+    private static final String COLUMNS = "DomainEventEntry (eventIdentifier, aggregateIdentifier, sequenceNumber, "
+            + "type, timeStamp, payloadType, payloadRevision, payload, metaData)";
+    /** One row's statement, batched: pgjdbc's {@code reWriteBatchedInserts} sends it as multi-row VALUES. */
+    private static final String INSERT = "INSERT INTO " + COLUMNS + " VALUES (?,?,?,?,?,?,?,?,?)";
+    /** One statement per transaction: a column's values as one array parameter each, unnested by the server. */
+    private static final String INSERT_UNNEST = "INSERT INTO " + COLUMNS + " SELECT * FROM unnest(?::varchar[], "
+            + "?::varchar[], ?::bigint[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::bytea[], "
+            + "?::bytea[])";
+    /** One binary COPY per transaction: rows in PostgreSQL's binary copy format, no statement parameters at all. */
+    private static final String COPY = "COPY " + COLUMNS + " FROM STDIN (FORMAT binary)";
 
     /** The server, with Axon's event tables. */
     @State(Scope.Benchmark)
@@ -58,6 +66,14 @@ public class PostgresLimitBenchmark {
         /** The network's round trip between the writers and the server, added by a {@link DelayProxy}; 0: loopback. */
         @Param({"0"})
         public long rttMicros;
+
+        /**
+         * The statement form: {@code values} (a batch of one-row INSERTs, which pgjdbc's {@code reWriteBatchedInserts}
+         * rewrites into multi-row VALUES statements, as Axon's JDBC engine appends), {@code unnest} (one INSERT of
+         * nine array parameters) or {@code copy} (one binary COPY).
+         */
+        @Param({"values", "unnest", "copy"})
+        public String form;
 
         DurablePostgres postgres;
         byte[] payload;
@@ -92,12 +108,26 @@ public class PostgresLimitBenchmark {
         long sequence;
         int aggregate;
         long rows;
+        // The columns of one transaction's rows (unnest), and the copy's bytes (copy): reused.
+        final String[] eventIds = new String[ROWS_PER_COMMIT];
+        final String[] aggregateIds = new String[ROWS_PER_COMMIT];
+        final Long[] sequences = new Long[ROWS_PER_COMMIT];
+        final String[] types = new String[ROWS_PER_COMMIT];
+        final String[] timestamps = new String[ROWS_PER_COMMIT];
+        final String[] payloadTypes = new String[ROWS_PER_COMMIT];
+        final String[] revisions = new String[ROWS_PER_COMMIT];
+        final byte[][] payloads = new byte[ROWS_PER_COMMIT][];
+        final byte[][] metaDatas = new byte[ROWS_PER_COMMIT][];
+        final java.io.ByteArrayOutputStream copyBytes = new java.io.ByteArrayOutputStream(1 << 20);
+        final java.io.DataOutputStream copyOut = new java.io.DataOutputStream(copyBytes);
+        org.postgresql.copy.CopyManager copies;
 
         @Setup(Level.Trial)
         public void open(Server server, ThreadParams thread) throws SQLException {
             connection = server.postgres.dataSource().getConnection();
             connection.setAutoCommit(false);
-            insert = connection.prepareStatement(INSERT);
+            insert = connection.prepareStatement(server.form.equals("unnest") ? INSERT_UNNEST : INSERT);
+            copies = connection.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
             aggregatePrefix = "limit-" + thread.getThreadIndex() + "-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         }
 
@@ -112,15 +142,107 @@ public class PostgresLimitBenchmark {
         }
     }
 
-    /** One transaction of {@value #ROWS_PER_COMMIT} rows, committed durably. */
+    /** One transaction of {@value #ROWS_PER_COMMIT} rows, committed durably, in the server's statement form. */
     private static void commitOneBatch(Server server, Writer writer) throws SQLException {
+        switch (server.form) {
+            case "values" -> commitValues(server, writer);
+            case "unnest" -> commitUnnest(server, writer);
+            case "copy" -> commitCopy(server, writer);
+            default -> throw new IllegalArgumentException("No statement form [" + server.form
+                                                          + "]: values, unnest or copy");
+        }
+    }
+
+    /** The next row's aggregate and sequence number: a new aggregate every 50 events, as deposits spread. */
+    private static void nextRow(Writer writer) {
+        if (writer.sequence == 50) {
+            writer.sequence = 0;
+            writer.aggregate++;
+        }
+    }
+
+    private static void commitUnnest(Server server, Writer writer) throws SQLException {
         String timestamp = Instant.now().toString();
         for (int i = 0; i < ROWS_PER_COMMIT; i++) {
-            // A new aggregate every 50 events, as deposits spread over many accounts.
-            if (writer.sequence == 50) {
-                writer.sequence = 0;
-                writer.aggregate++;
+            nextRow(writer);
+            writer.eventIds[i] = writer.aggregatePrefix + "e" + writer.rows++;
+            writer.aggregateIds[i] = writer.aggregatePrefix + writer.aggregate;
+            writer.sequences[i] = writer.sequence++;
+            writer.types[i] = "Account";
+            writer.timestamps[i] = timestamp;
+            writer.payloadTypes[i] = server.payloadType;
+            writer.revisions[i] = null;
+            writer.payloads[i] = server.payload;
+            writer.metaDatas[i] = server.metaData;
+        }
+        Connection connection = writer.connection;
+        PreparedStatement insert = writer.insert;
+        insert.setArray(1, connection.createArrayOf("varchar", writer.eventIds));
+        insert.setArray(2, connection.createArrayOf("varchar", writer.aggregateIds));
+        insert.setArray(3, connection.createArrayOf("int8", writer.sequences));
+        insert.setArray(4, connection.createArrayOf("varchar", writer.types));
+        insert.setArray(5, connection.createArrayOf("varchar", writer.timestamps));
+        insert.setArray(6, connection.createArrayOf("varchar", writer.payloadTypes));
+        insert.setArray(7, connection.createArrayOf("varchar", writer.revisions));
+        insert.setArray(8, connection.createArrayOf("bytea", writer.payloads));
+        insert.setArray(9, connection.createArrayOf("bytea", writer.metaDatas));
+        stored(insert.executeUpdate());
+        connection.commit();
+    }
+
+    private static void commitCopy(Server server, Writer writer) throws SQLException {
+        byte[] timestamp = Instant.now().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] type = "Account".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] payloadType = server.payloadType.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            writer.copyBytes.reset();
+            java.io.DataOutputStream out = writer.copyOut;
+            out.writeBytes("PGCOPY\n");
+            out.write(0xFF);
+            out.writeBytes("\r\n");
+            out.write(0);
+            out.writeInt(0); // flags
+            out.writeInt(0); // header extension length
+            for (int i = 0; i < ROWS_PER_COMMIT; i++) {
+                nextRow(writer);
+                out.writeShort(9);
+                text(out, (writer.aggregatePrefix + "e" + writer.rows++).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                text(out, (writer.aggregatePrefix + writer.aggregate).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                out.writeInt(8);
+                out.writeLong(writer.sequence++);
+                text(out, type);
+                text(out, timestamp);
+                text(out, payloadType);
+                out.writeInt(-1); // payloadRevision: null
+                text(out, server.payload);
+                text(out, server.metaData);
             }
+            out.writeShort(-1);
+            out.flush();
+            stored(writer.copies.copyIn(COPY, new java.io.ByteArrayInputStream(writer.copyBytes.toByteArray())));
+        } catch (java.io.IOException e) {
+            throw new SQLException("The copy's bytes could not be written", e);
+        }
+        writer.connection.commit();
+    }
+
+    /** A form that stored fewer rows than it was given would measure nothing: it fails the benchmark instead. */
+    private static void stored(long rows) throws SQLException {
+        if (rows != ROWS_PER_COMMIT) {
+            throw new SQLException("The statement stored " + rows + " rows of " + ROWS_PER_COMMIT);
+        }
+    }
+
+    /** A field of the binary copy format: its length, then its bytes. */
+    private static void text(java.io.DataOutputStream out, byte[] bytes) throws java.io.IOException {
+        out.writeInt(bytes.length);
+        out.write(bytes);
+    }
+
+    private static void commitValues(Server server, Writer writer) throws SQLException {
+        String timestamp = Instant.now().toString();
+        for (int i = 0; i < ROWS_PER_COMMIT; i++) {
+            nextRow(writer);
             PreparedStatement insert = writer.insert;
             // Unique, 36-odd characters like a UUID, without the cost of a random UUID per row (the bus makes its
             // identifiers on the handler threads, not on the store's path).

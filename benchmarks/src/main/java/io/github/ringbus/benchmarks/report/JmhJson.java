@@ -43,11 +43,16 @@ final class JmhJson {
 
     /**
      * The parameter that labels a score: {@code bus} when the benchmark has it (other parameters, such as the
-     * PostgreSQL benchmark's {@code inFlight}, are the same for every bus of a run), else the only one.
+     * PostgreSQL benchmark's {@code inFlight}, are the same for every bus of a run), else {@code form} (the server's
+     * limit, by statement form), else the only one.
      */
     private static Map.Entry<String, JsonNode> labelParameter(String benchmark, JsonNode params) {
         if (params.has("bus")) {
             return Map.entry("bus", params.get("bus"));
+        }
+        if (params.has("form")) {
+            // PostgresLimitBenchmark: the statement form (its round trip, rttMicros, is the same for every form).
+            return Map.entry("form", params.get("form"));
         }
         if (params.isMissingNode() || params.isEmpty()) {
             // A benchmark without parameters (the limit): labelled by its method.

@@ -180,8 +180,11 @@ public final class Summary {
             if (serverLimit != null && files.contains("postgres.json")) {
                 md.append(String.format("PostgreSQL's limit: %s event rows/s, the most the server stored without any "
                                         + "bus, from %d connection(s) (`PostgresLimitBenchmark.%s`, transactions of "
-                                        + "700 pre-serialized rows); each command stores one row. ",
-                                        number(serverLimit.median()), serverLimit.threads(), serverLimit.method()));
+                                        + "700 pre-serialized rows%s); each command stores one row. ",
+                                        number(serverLimit.median()), serverLimit.threads(), serverLimit.method(),
+                                        serverLimit.parameter().equals("form")
+                                                ? ", statement form `" + serverLimit.label() + "`, the best measured"
+                                                : ""));
             }
             if (anyRefused) {
                 md.append("\"refused\": a durable figure is printed only when the events the server itself counted "

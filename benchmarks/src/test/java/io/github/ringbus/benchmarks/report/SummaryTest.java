@@ -57,6 +57,32 @@ class SummaryTest {
                 + "2.00 (2.00-2.00) | n/a | 20 % |"), summary);
     }
 
+    /** One result of the server's limit in one statement form, as JMH writes it. */
+    private static String limitResult(String form, double rowsPerSecond) {
+        return "{\"benchmark\":\"io.github.ringbus.benchmarks.postgres.PostgresLimitBenchmark.eightConnections\","
+               + "\"threads\":8,\"params\":{\"form\":\"" + form + "\",\"rttMicros\":\"0\"},"
+               + "\"primaryMetric\":{\"score\":" + rowsPerSecond + ",\"scoreError\":1.0,\"rawData\":[["
+               + rowsPerSecond + "," + rowsPerSecond + "]]}}";
+    }
+
+    @Test
+    void theServersLimitIsItsBestStatementFormAndTheSummaryNamesTheForm() throws Exception {
+        java.nio.file.Path results = java.nio.file.Files.createTempDirectory("summary-test");
+        java.nio.file.Files.writeString(results.resolve("limit.json"), "[" + limitResult("values", 10_000) + ","
+                + limitResult("unnest", 20_000) + "," + limitResult("copy", 15_000) + "]");
+        String cases = "io.github.ringbus.benchmarks.postgres.PostgresGroupCommitBenchmark.eightDispatchers";
+        java.nio.file.Files.writeString(results.resolve("postgres.json"),
+                                        "[" + result(cases, "ringbus", 8, 1_000, 1_000) + "]");
+
+        String summary = Summary.summarize(results, java.util.List.of("limit", "postgres"), "test", "0.1",
+                                           java.util.List.of(), false);
+
+        org.junit.jupiter.api.Assertions.assertTrue(summary.contains(
+                "PostgreSQL's limit: 20,000 event rows/s, the most the server stored without any bus, from 8 "
+                + "connection(s) (`PostgresLimitBenchmark.eightConnections`, transactions of 700 pre-serialized "
+                + "rows, statement form `unnest`, the best measured)"), summary);
+    }
+
     private static Score durable(double commandsPerSecond, java.util.Map<String, Double> secondary) {
         return new Score("eightDispatchers", "bus", "axon-disruptor-cached", 8, commandsPerSecond, 0, Double.NaN,
                          new double[]{commandsPerSecond}, secondary);
