@@ -232,12 +232,7 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      */
     void restartFromStore() throws Exception {
         EventSourcedAggregate<T> rebuilt = repository.readFromStore(identifier, sink, List.of());
-        int next = Math.max(generation, poisonedGeneration()) + 1;
-        poison(next - 1);
-        generation = next;
-        unstored.clear();
-        unrestored = false;
-        unreadable = null;
+        startNewGeneration(false);
         aggregate = rebuilt;
         evictionEpoch = repository.evictionEpoch();
     }
@@ -250,13 +245,18 @@ final class AggregateHolder<T> implements AggregateCache.Entry {
      * @return the new generation, that of the commands handled again that fail as the read did
      */
     int restartUnread() {
+        startNewGeneration(true);
+        return generation;
+    }
+
+    /** Gives up every generation so far and starts the next, with nothing on its way to the store. */
+    private void startNewGeneration(boolean readAgain) {
         int next = Math.max(generation, poisonedGeneration()) + 1;
         poison(next - 1);
         generation = next;
         unstored.clear();
-        unrestored = true;
+        unrestored = readAgain;
         unreadable = null;
-        return generation;
     }
 
     /**

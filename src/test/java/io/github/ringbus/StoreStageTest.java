@@ -248,73 +248,81 @@ class StoreStageTest {
 
     // --- with the handler side: a stand-in serves the store thread's hand-backs ---------------------------------------
 
-    /** A stage whose policy lets commands run again, over this test's engine, with the handler side standing in. */
-    private StoreStage stageWithHandlers(HandlerStandIn handlers) {
-        return new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024, PipelineMonitor.NONE, true,
-                              new LeftInterrupts(), new IsolatingStoreRecovery(true), handlers.reRuns, null, 0,
-                              new StoreOutage(NoTransactionManager.INSTANCE,
-                                              new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
+    /** The handler side's stand-in, for the tests that need it ({@link #accountOpenedOnTheBench}); else null. */
+    private HandlerStandIn handlers;
+    private StoreStage benchStage;
+
+    @AfterEach
+    void closeHandlers() throws InterruptedException {
+        if (handlers != null) {
+            handlers.close();
+        }
     }
 
-    private static void asOneBatch(StoreStage stage, List<CommandSlot> slots) {
+    /**
+     * A stage whose policy lets commands run again, over this test's engine, with the handler side standing in, and
+     * account "a" opened and stored through it.
+     */
+    private void accountOpenedOnTheBench() throws Exception {
+        handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true));
+        benchStage = new StoreStage(eventStore, eventStore, NoTransactionManager.INSTANCE, 1024, PipelineMonitor.NONE,
+                                    true, new LeftInterrupts(), new IsolatingStoreRecovery(true), handlers.reRuns,
+                                    null, 0, new StoreOutage(NoTransactionManager.INSTANCE,
+                                                             new FailFastReads(NoTransactionManager.INSTANCE),
+                                                             "probe"));
+        onTheBenchAsOneBatch(List.of(handlers.handle("a", "open a", new Opened("a"))));
+    }
+
+    private void onTheBenchAsOneBatch(List<CommandSlot> slots) {
         for (int i = 0; i < slots.size(); i++) {
-            stage.onEvent(slots.get(i), slots.get(i).sequence, i == slots.size() - 1);
+            benchStage.onEvent(slots.get(i), slots.get(i).sequence, i == slots.size() - 1);
         }
     }
 
     @Test
     void aCommandBuiltOnARefusedOneIsHandedBackToItsHandlerAndItsRunAgainIsStored() throws Exception {
-        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
-            StoreStage stage = stageWithHandlers(handlers);
-            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
-            engine.refuseDataOf(new Deposited("a", 1));
-            CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
-            CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
-            handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
+        accountOpenedOnTheBench();
+        engine.refuseDataOf(new Deposited("a", 1));
+        CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
+        CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
+        handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
 
-            asOneBatch(stage, List.of(refused, builtOnIt));
+        onTheBenchAsOneBatch(List.of(refused, builtOnIt));
 
-            assertThat(handlers.failures).isEmpty();
-            assertThat(refused.storeFailure).isInstanceOf(EventStoreException.class);
-            assertThat(builtOnIt.storeFailure).isNull();
-            assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
-            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 101)));
-        }
+        assertThat(handlers.failures).isEmpty();
+        assertThat(refused.storeFailure).isInstanceOf(EventStoreException.class);
+        assertThat(builtOnIt.storeFailure).isNull();
+        assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
+        assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 101)));
     }
 
     @Test
     void aCommandAnotherWriterGotAheadOfIsHandedBackAndRunAgainOnTheAggregateAsStored() throws Exception {
-        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
-            StoreStage stage = stageWithHandlers(handlers);
-            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
-            CommandSlot deposit = handlers.handle("a", "deposit", new Deposited("a", 1));
-            engine.anotherWriterAppends(new GenericDomainEventMessage<>("Account", "a", 1, new Deposited("a", 50)));
-            handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
+        accountOpenedOnTheBench();
+        CommandSlot deposit = handlers.handle("a", "deposit", new Deposited("a", 1));
+        engine.anotherWriterAppends(new GenericDomainEventMessage<>("Account", "a", 1, new Deposited("a", 50)));
+        handlers.onRunAgain((slot, next) -> List.of(new Deposited("a", 100 + next)));
 
-            asOneBatch(stage, List.of(deposit));
+        onTheBenchAsOneBatch(List.of(deposit));
 
-            assertThat(deposit.storeFailure).isNull();
-            assertThat(handlers.requestsFrom).containsExactly(deposit.sequence);
-            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 102)));
-        }
+        assertThat(deposit.storeFailure).isNull();
+        assertThat(handlers.requestsFrom).containsExactly(deposit.sequence);
+        assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")), List.of(new Deposited("a", 102)));
     }
 
     @Test
     void aCommandTheHandlerSideDeclinesToRunAgainFailsAsBuiltOnTheRefusedState() throws Exception {
-        try (HandlerStandIn handlers = new HandlerStandIn(eventStore, engine, new IsolatingStoreRecovery(true))) {
-            StoreStage stage = stageWithHandlers(handlers);
-            asOneBatch(stage, List.of(handlers.handle("a", "open a", new Opened("a"))));
-            engine.refuseDataOf(new Deposited("a", 1));
-            CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
-            CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
-            handlers.declineRequests();
+        accountOpenedOnTheBench();
+        engine.refuseDataOf(new Deposited("a", 1));
+        CommandSlot refused = handlers.handle("a", "deposit 1", new Deposited("a", 1));
+        CommandSlot builtOnIt = handlers.handle("a", "deposit 2", new Deposited("a", 2));
+        handlers.declineRequests();
 
-            asOneBatch(stage, List.of(refused, builtOnIt));
+        onTheBenchAsOneBatch(List.of(refused, builtOnIt));
 
-            assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
-            assertThat(builtOnIt.storeFailure).isInstanceOf(EventStoreException.class)
-                                              .hasMessageContaining("failed to be stored");
-            assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")));
-        }
+        assertThat(handlers.requestsFrom).containsExactly(builtOnIt.sequence);
+        assertThat(builtOnIt.storeFailure).isInstanceOf(EventStoreException.class)
+                                          .hasMessageContaining("failed to be stored");
+        assertThat(engine.storedAppends()).containsExactly(List.of(new Opened("a")));
     }
 }
