@@ -1,18 +1,21 @@
 package io.github.ringbus.model;
 
+import io.github.ringbus.fixtures.Vehicles.BuildCar;
+import io.github.ringbus.fixtures.Vehicles.BuildTruck;
+import io.github.ringbus.fixtures.Vehicles.Car;
+import io.github.ringbus.fixtures.Vehicles.Drive;
+import io.github.ringbus.fixtures.Vehicles.LoadTruck;
+import io.github.ringbus.fixtures.Vehicles.Odometer;
+import io.github.ringbus.fixtures.Vehicles.Truck;
+import io.github.ringbus.fixtures.Vehicles.Vehicle;
 import io.github.ringbus.model.ConfiguredTwins.Outcome;
-import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.config.AggregateConfigurer;
-import org.axonframework.eventsourcing.EventSourcingHandler;
-import org.axonframework.modelling.command.AggregateIdentifier;
-import org.axonframework.modelling.command.TargetAggregateIdentifier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.axonframework.modelling.command.AggregateLifecycle.apply;
 
 /**
  * Axon's polymorphic aggregates (an abstract root with subtypes, {@code AggregateConfigurer.withSubtypes}) on the ring
@@ -61,98 +64,5 @@ class PolymorphicAggregateScenarioTest {
         List<ConfiguredTwins.Stored> onRing = twins.storedOnBoth("c").get(1);
         assertThat(onRing).extracting(ConfiguredTwins.Stored::type).containsOnly("Car");
         assertThat(onRing).extracting(ConfiguredTwins.Stored::sequenceNumber).containsExactly(0L, 1L, 2L);
-    }
-
-    record BuildCar(@TargetAggregateIdentifier String id) {
-    }
-
-    record BuildTruck(@TargetAggregateIdentifier String id) {
-    }
-
-    record Drive(@TargetAggregateIdentifier String id, long km, boolean failAfterwards) {
-    }
-
-    record LoadTruck(@TargetAggregateIdentifier String id, long tons, boolean failAfterwards) {
-    }
-
-    record Odometer(@TargetAggregateIdentifier String id) {
-    }
-
-    record Built(String id) {
-    }
-
-    record Driven(long km) {
-    }
-
-    record Loaded(long tons) {
-    }
-
-    abstract static class Vehicle {
-
-        @AggregateIdentifier
-        protected String id;
-        protected long km;
-
-        @CommandHandler
-        long handle(Drive command) {
-            apply(new Driven(command.km()));
-            if (command.failAfterwards()) {
-                throw new IllegalArgumentException("the road is closed");
-            }
-            return km;
-        }
-
-        @CommandHandler
-        long handle(Odometer command) {
-            return km;
-        }
-
-        @EventSourcingHandler
-        void on(Driven event) {
-            km += event.km();
-        }
-
-        @EventSourcingHandler
-        void on(Built event) {
-            id = event.id();
-        }
-    }
-
-    static class Car extends Vehicle {
-
-        Car() {
-        }
-
-        @CommandHandler
-        Car(BuildCar command) {
-            apply(new Built(command.id()));
-        }
-    }
-
-    static class Truck extends Vehicle {
-
-        private long tons;
-
-        Truck() {
-        }
-
-        @CommandHandler
-        Truck(BuildTruck command) {
-            apply(new Built(command.id()));
-        }
-
-        @CommandHandler
-        long handle(LoadTruck command) {
-            apply(new Loaded(command.tons()));
-            if (command.failAfterwards()) {
-                throw new IllegalStateException("overloaded");
-            }
-            return tons;
-        }
-
-        @EventSourcingHandler
-        void on(Loaded event) {
-            tons += event.tons();
-        }
     }
 }

@@ -1,5 +1,14 @@
 package io.github.ringbus.postgres;
 
+import io.github.ringbus.fixtures.Vehicles.BuildCar;
+import io.github.ringbus.fixtures.Vehicles.BuildTruck;
+import io.github.ringbus.fixtures.Vehicles.Car;
+import io.github.ringbus.fixtures.Vehicles.Drive;
+import io.github.ringbus.fixtures.Vehicles.LoadTruck;
+import io.github.ringbus.fixtures.Vehicles.Odometer;
+import io.github.ringbus.fixtures.Vehicles.Tons;
+import io.github.ringbus.fixtures.Vehicles.Truck;
+import io.github.ringbus.fixtures.Vehicles.Vehicle;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.PropertyAccessor;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -7,7 +16,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
 import io.github.ringbus.jdbc.JdbcTransactionManager;
-import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Configuration;
@@ -15,11 +23,8 @@ import org.axonframework.config.Configurer;
 import org.axonframework.config.DefaultConfigurer;
 import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventsourcing.EventCountSnapshotTriggerDefinition;
-import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
-import org.axonframework.modelling.command.AggregateIdentifier;
-import org.axonframework.modelling.command.TargetAggregateIdentifier;
 import org.axonframework.serialization.Serializer;
 import org.axonframework.serialization.json.JacksonSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +38,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
-import static org.axonframework.modelling.command.AggregateLifecycle.apply;
 
 /**
  * Axon's polymorphic aggregates with snapshots (an abstract root with subtypes, {@code withSubtypes}, and an event
@@ -154,106 +158,5 @@ class PolymorphicSnapshotScenarioTest extends OnPostgres {
                                                        .isEqualTo(27L);
         assertThat(send(freshRing, new LoadTruck("r-truck", 1, false)))
                 .isEqualTo(send(freshAxon, new LoadTruck("a-truck", 1, false)));
-    }
-
-    record BuildCar(@TargetAggregateIdentifier String id) {
-    }
-
-    record BuildTruck(@TargetAggregateIdentifier String id) {
-    }
-
-    record Drive(@TargetAggregateIdentifier String id, long km, boolean failAfterwards) {
-    }
-
-    record LoadTruck(@TargetAggregateIdentifier String id, long tons, boolean failAfterwards) {
-    }
-
-    record Odometer(@TargetAggregateIdentifier String id) {
-    }
-
-    record Tons(@TargetAggregateIdentifier String id) {
-    }
-
-    record Built(String id) {
-    }
-
-    record Driven(long km) {
-    }
-
-    record Loaded(long tons) {
-    }
-
-    abstract static class Vehicle {
-
-        @AggregateIdentifier
-        protected String id;
-        protected long km;
-
-        @CommandHandler
-        long handle(Drive command) {
-            apply(new Driven(command.km()));
-            if (command.failAfterwards()) {
-                throw new IllegalArgumentException("the road is closed");
-            }
-            return km;
-        }
-
-        @CommandHandler
-        long handle(Odometer command) {
-            return km;
-        }
-
-        @EventSourcingHandler
-        void on(Driven event) {
-            km += event.km();
-        }
-
-        @EventSourcingHandler
-        void on(Built event) {
-            id = event.id();
-        }
-    }
-
-    static class Car extends Vehicle {
-
-        Car() {
-        }
-
-        @CommandHandler
-        Car(BuildCar command) {
-            apply(new Built(command.id()));
-        }
-    }
-
-    static class Truck extends Vehicle {
-
-        private long tons;
-
-        Truck() {
-        }
-
-        @CommandHandler
-        Truck(BuildTruck command) {
-            apply(new Built(command.id()));
-        }
-
-        @CommandHandler
-        long handle(LoadTruck command) {
-            apply(new Loaded(command.tons()));
-            if (command.failAfterwards()) {
-                throw new IllegalArgumentException("too heavy");
-            }
-            return tons;
-        }
-
-        @CommandHandler
-        long handle(Tons command) {
-            return tons;
-        }
-
-        @EventSourcingHandler
-        void on(Loaded event) {
-            tons += event.tons();
-        }
     }
 }
