@@ -1,12 +1,11 @@
 package io.github.ringbus.examples.jpa;
 
-import com.zaxxer.hikari.HikariDataSource;
+import io.github.ringbus.PipelineMonitor;
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.examples.EmbeddedPostgresDatabase;
 import io.github.ringbus.examples.jpa.Ledger.Credit;
 import io.github.ringbus.examples.jpa.Ledger.Credited;
 import io.github.ringbus.examples.jpa.Ledger.OpenLedger;
-import io.github.ringbus.PipelineMonitor;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.eventhandling.DomainEventMessage;
@@ -19,10 +18,10 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -42,20 +41,8 @@ class JpaEventStoreTest {
 
     /** A real PostgreSQL server for the test (binaries from Maven Central), as the application's DataSource. */
     @TestConfiguration(proxyBeanMethods = false)
+    @Import(EmbeddedPostgresDatabase.class)
     static class EmbeddedDatabase {
-
-        @Bean(destroyMethod = "close")
-        EmbeddedPostgres embeddedPostgres() throws IOException {
-            return EmbeddedPostgres.builder().setRegisterShutdownHook(false).start();
-        }
-
-        @Bean(destroyMethod = "close")
-        HikariDataSource dataSource(EmbeddedPostgres postgres) {
-            HikariDataSource dataSource = new HikariDataSource();
-            dataSource.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
-            dataSource.setMaximumPoolSize(10);
-            return dataSource;
-        }
 
         /** Every transaction of the store stage, as the number of commands it committed. */
         @Bean

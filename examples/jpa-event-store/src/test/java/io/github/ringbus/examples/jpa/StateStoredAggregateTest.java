@@ -1,12 +1,11 @@
 package io.github.ringbus.examples.jpa;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
+import io.github.ringbus.examples.EmbeddedPostgresDatabase;
 import io.github.ringbus.examples.jpa.Counter.CreateCounter;
 import io.github.ringbus.examples.jpa.Counter.Increment;
 import io.github.ringbus.examples.jpa.Counter.IncrementThenFail;
 import io.github.ringbus.examples.jpa.Counter.IncrementThenVeto;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.common.lock.LockFactory;
@@ -18,9 +17,9 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,20 +42,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class StateStoredAggregateTest {
 
     @TestConfiguration(proxyBeanMethods = false)
+    @Import(EmbeddedPostgresDatabase.class)
     static class EmbeddedDatabase {
-
-        @Bean(destroyMethod = "close")
-        EmbeddedPostgres embeddedPostgres() throws IOException {
-            return EmbeddedPostgres.builder().setRegisterShutdownHook(false).start();
-        }
-
-        @Bean(destroyMethod = "close")
-        HikariDataSource dataSource(EmbeddedPostgres postgres) {
-            HikariDataSource dataSource = new HikariDataSource();
-            dataSource.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
-            dataSource.setMaximumPoolSize(10);
-            return dataSource;
-        }
 
         /**
          * Axon's pessimistic lock for the JPA aggregate (Axon's Spring support would give it a NullLockFactory):

@@ -1,13 +1,11 @@
 package io.github.ringbus.examples.polymorphic;
 
-import io.github.ringbus.RingCommandBus;
-import org.axonframework.commandhandling.CommandBus;
+import io.github.ringbus.examples.RingAndSimpleApplications;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -28,29 +26,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class StateStoredPolymorphicAggregateTest {
 
+    private static RingAndSimpleApplications applications;
     private static ConfigurableApplicationContext ring;
     private static ConfigurableApplicationContext simple;
 
     @BeforeAll
     static void startBothApplications() {
-        ring = start(true);
-        simple = start(false);
-        assertThat(ring.getBean(CommandBus.class)).isInstanceOf(RingCommandBus.class);
-        assertThat(simple.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
-    }
-
-    private static ConfigurableApplicationContext start(boolean ringbus) {
-        return new SpringApplicationBuilder(Garage.class)
-                .properties("ringbus.enabled=" + ringbus, "spring.main.banner-mode=off")
-                .run();
+        applications = RingAndSimpleApplications.start(Garage.class);
+        ring = applications.ring;
+        simple = applications.simple;
     }
 
     @AfterAll
     static void stopBothApplications() {
-        for (ConfigurableApplicationContext context : new ConfigurableApplicationContext[]{ring, simple}) {
-            if (context != null) {
-                context.close();
-            }
+        if (applications != null) {
+            applications.close();
         }
     }
 

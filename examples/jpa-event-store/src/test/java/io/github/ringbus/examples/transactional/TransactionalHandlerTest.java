@@ -1,13 +1,11 @@
 package io.github.ringbus.examples.transactional;
 
-import io.github.ringbus.RingCommandBus;
-import org.axonframework.commandhandling.CommandBus;
+import io.github.ringbus.examples.RingAndSimpleApplications;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -27,29 +25,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TransactionalHandlerTest {
 
+    private static RingAndSimpleApplications applications;
     private static ConfigurableApplicationContext ring;
     private static ConfigurableApplicationContext simple;
 
     @BeforeAll
     static void startBothApplications() {
-        ring = start(true);
-        simple = start(false);
-        assertThat(ring.getBean(CommandBus.class)).isInstanceOf(RingCommandBus.class);
-        assertThat(simple.getBean(CommandBus.class)).isInstanceOf(SimpleCommandBus.class);
-    }
-
-    private static ConfigurableApplicationContext start(boolean ringbus) {
-        return new SpringApplicationBuilder(Shop.class)
-                .properties("ringbus.enabled=" + ringbus, "spring.main.banner-mode=off")
-                .run();
+        applications = RingAndSimpleApplications.start(Shop.class);
+        ring = applications.ring;
+        simple = applications.simple;
     }
 
     @AfterAll
     static void stopBothApplications() {
-        for (ConfigurableApplicationContext context : new ConfigurableApplicationContext[]{ring, simple}) {
-            if (context != null) {
-                context.close();
-            }
+        if (applications != null) {
+            applications.close();
         }
     }
 
