@@ -1,7 +1,6 @@
 package io.github.ringbus.examples.transactional;
 
 import io.github.ringbus.examples.RingAndSimpleApplications;
-import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
