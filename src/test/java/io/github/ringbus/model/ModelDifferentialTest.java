@@ -336,6 +336,14 @@ class ModelDifferentialTest {
         }
     }
 
+    /** What both external handlers do: load a vehicle or a garage, by the command's content, and service it. */
+    private static String service(Configuration configuration, boolean vehicle, String id, boolean failAfterwards) {
+        if (vehicle) {
+            return configuration.repository(Vehicle.class).load(id).invoke(loaded -> loaded.service(failAfterwards));
+        }
+        return configuration.repository(Garage.class).load(id).invoke(loaded -> loaded.service(failAfterwards));
+    }
+
     static class Workshop {
 
         private final Configuration configuration;
@@ -346,12 +354,7 @@ class ModelDifferentialTest {
 
         @CommandHandler
         String handle(Service command) {
-            if (command.vehicle()) {
-                return configuration.repository(Vehicle.class).load(command.id())
-                                    .invoke(vehicle -> vehicle.service(command.failAfterwards()));
-            }
-            return configuration.repository(Garage.class).load(command.id())
-                                .invoke(garage -> garage.service(command.failAfterwards()));
+            return service(configuration, command.vehicle(), command.id(), command.failAfterwards());
         }
 
         @CommandHandler
@@ -377,12 +380,7 @@ class ModelDifferentialTest {
 
         @CommandHandler
         String handle(Inspect command) {
-            if (command.vehicle()) {
-                return configuration.repository(Vehicle.class).load(command.id())
-                                    .invoke(vehicle -> vehicle.service(command.failAfterwards()));
-            }
-            return configuration.repository(Garage.class).load(command.id())
-                                .invoke(garage -> garage.service(command.failAfterwards()));
+            return service(configuration, command.vehicle(), command.id(), command.failAfterwards());
         }
 
         @CommandHandler
