@@ -69,6 +69,8 @@ class ArchitectureTest {
         // The packages around the core.
         PUBLIC_API.put("io.github.ringbus.identifiers.TimeBasedIdentifierFactory", "instantiated by Axon's "
                 + "ServiceLoader (META-INF/services): it must be public");
+        PUBLIC_API.put("io.github.ringbus.jdbc.PostgresCopyAppend", "what a user gives Axon's JdbcEventStorageEngine "
+                + "(appendEvents) so that it appends a batch on PostgreSQL in one binary COPY");
         PUBLIC_API.put("io.github.ringbus.jdbc.JdbcTransactionManager", "the transaction manager a user without "
                 + "Spring gives the builder for group commit on a DataSource");
         PUBLIC_API.put("io.github.ringbus.distributed.DistributedRingCommandBus", "ringbus as the local segment of "

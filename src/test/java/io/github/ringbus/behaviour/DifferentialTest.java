@@ -379,17 +379,18 @@ class DifferentialTest {
 
     @Provide
     Arbitrary<Shape> postgresCompactShapes() {
-        return Arbitraries.of(new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT)),
-                              new Shape("COMPACT, cache 1", true, b -> b.topology(Topology.COMPACT).cacheSize(1)));
+        Shape compact = new Shape("COMPACT", true, b -> b.topology(Topology.COMPACT));
+        Shape cacheOne = new Shape("COMPACT, cache 1", true, b -> b.topology(Topology.COMPACT).cacheSize(1));
+        return Arbitraries.of(compact, cacheOne, compact.copying(), cacheOne.copying());
     }
 
     @Provide
     Arbitrary<Shape> postgresFullShapes() {
-        return Arbitraries.of(
-                new Shape("FULL, 2 handler threads, 2 store threads", true,
-                          b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(2)),
-                new Shape("FULL, AFTER_STORE, cache 1", false,
-                          b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE).cacheSize(1)));
+        Shape stores = new Shape("FULL, 2 handler threads, 2 store threads", true,
+                                 b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(2));
+        Shape afterStore = new Shape("FULL, AFTER_STORE, cache 1", false,
+                                     b -> b.topology(Topology.FULL).publishMode(PublishMode.AFTER_STORE).cacheSize(1));
+        return Arbitraries.of(stores, afterStore, stores.copying(), afterStore.copying());
     }
 
     /** COMPACT's programs (every kind of step), some of whose deposits are written but cannot be read back. */
@@ -775,10 +776,20 @@ class DifferentialTest {
      * How the ring is built; {@code inTransaction}: subscribers are called inside the store's transaction;
      * {@code reRuns}: commands built on a refused one are handled again (not with a publish stage beside the store).
      */
-    record Shape(String name, boolean inTransaction, boolean reRuns, UnaryOperator<RingCommandBus.Builder> settings) {
+    record Shape(String name, boolean inTransaction, boolean reRuns, UnaryOperator<RingCommandBus.Builder> settings,
+                 boolean copyAppend) {
+
+        Shape(String name, boolean inTransaction, boolean reRuns, UnaryOperator<RingCommandBus.Builder> settings) {
+            this(name, inTransaction, reRuns, settings, false);
+        }
 
         Shape(String name, boolean inTransaction, UnaryOperator<RingCommandBus.Builder> settings) {
             this(name, inTransaction, true, settings);
+        }
+
+        /** The same ring, its engine appending on PostgreSQL in one binary COPY ({@code PostgresCopyAppend}). */
+        Shape copying() {
+            return new Shape(name + ", appended by COPY", inTransaction, reRuns, settings, true);
         }
 
         @Override
@@ -1311,7 +1322,7 @@ class DifferentialTest {
     }
 
     private List<String> runOnRing(Shape shape, Program program) {
-        ringEngine = store.engine(program);
+        ringEngine = store.engine(program, shape.copyAppend());
         RingEventStore eventStore = RingEventStore.builder().storageEngine(ringEngine).build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
         RingCommandBus.Builder builder = RingCommandBus.builder().eventStore(eventStore)
@@ -1393,7 +1404,9 @@ class DifferentialTest {
      * external handler (the kinds of step {@link #ON_REPLICA} sends it) and the same interceptors and subscriber.
      */
     private RingCommandBus startReplica(Shape shape, Program program, Set<String> handled) {
-        RingEventStore eventStore = RingEventStore.builder().storageEngine(store.sameTables(program)).build();
+        RingEventStore eventStore = RingEventStore.builder()
+                                                  .storageEngine(store.sameTables(program, shape.copyAppend()))
+                                                  .build();
         subscribeFailing(eventStore, program.subscriberFailsOn());
         RingCommandBus.Builder builder = RingCommandBus.builder().eventStore(eventStore)
                                                        .shutdownTimeout(Duration.ofSeconds(5))
@@ -1563,7 +1576,12 @@ class DifferentialTest {
     private interface Store {
 
         /** A fresh engine (nothing stored) that refuses the program's refused payloads. */
-        EventStorageEngine engine(Program program);
+        default EventStorageEngine engine(Program program) {
+            return engine(program, false);
+        }
+
+        /** As {@link #engine(Program)}; {@code copy}: appending in one binary COPY (PostgreSQL only). */
+        EventStorageEngine engine(Program program, boolean copy);
 
         /** Holds the next append of the latest engine until the returned action runs. */
         Runnable holdNextAppend();
@@ -1577,7 +1595,7 @@ class DifferentialTest {
         TransactionManager reads();
 
         /** A second engine on the latest engine's storage, as a replica has (nothing emptied). */
-        EventStorageEngine sameTables(Program program);
+        EventStorageEngine sameTables(Program program, boolean copy);
     }
 
     /** Axon's in-memory engine, with appends refused and held on demand: no transactions, nothing serialized. */
@@ -1586,7 +1604,10 @@ class DifferentialTest {
         private FaultyStorageEngine latest;
 
         @Override
-        public EventStorageEngine engine(Program program) {
+        public EventStorageEngine engine(Program program, boolean copy) {
+            if (copy) {
+                throw new UnsupportedOperationException("A copy appends on PostgreSQL only");
+            }
             latest = new FaultyStorageEngine();
             program.refused().forEach(latest::refuse);
             return latest;
@@ -1616,7 +1637,7 @@ class DifferentialTest {
         }
 
         @Override
-        public EventStorageEngine sameTables(Program program) {
+        public EventStorageEngine sameTables(Program program, boolean copy) {
             throw new UnsupportedOperationException("A replica runs on PostgreSQL only");
         }
     }
@@ -1631,8 +1652,8 @@ class DifferentialTest {
         }
 
         @Override
-        public EventStorageEngine engine(Program program) {
-            return postgres.freshEngine(program.refused()::contains, program.unreadable()::contains);
+        public EventStorageEngine engine(Program program, boolean copy) {
+            return postgres.freshEngine(program.refused()::contains, program.unreadable()::contains, copy);
         }
 
         @Override
@@ -1656,8 +1677,8 @@ class DifferentialTest {
         }
 
         @Override
-        public EventStorageEngine sameTables(Program program) {
-            return postgres.engineOnTheSameTables(program.refused()::contains, program.unreadable()::contains);
+        public EventStorageEngine sameTables(Program program, boolean copy) {
+            return postgres.engineOnTheSameTables(program.refused()::contains, program.unreadable()::contains, copy);
         }
     }
 

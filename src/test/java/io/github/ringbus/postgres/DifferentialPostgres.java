@@ -60,23 +60,38 @@ public final class DifferentialPostgres implements AutoCloseable {
      * @param unreadable the payloads the serializer writes but cannot read back
      */
     public EventStorageEngine freshEngine(Predicate<Object> refused, Predicate<Object> unreadable) {
+        return freshEngine(refused, unreadable, false);
+    }
+
+    /**
+     * As {@link #freshEngine(Predicate, Predicate)}; {@code copy}: the engine appends with
+     * {@link io.github.ringbus.jdbc.PostgresCopyAppend} (one binary COPY) instead of Axon's own statement.
+     */
+    public EventStorageEngine freshEngine(Predicate<Object> refused, Predicate<Object> unreadable, boolean copy) {
         releaseAll();
         try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
             statement.execute("TRUNCATE DomainEventEntry, SnapshotEventEntry");
         } catch (SQLException e) {
             throw new IllegalStateException("Could not empty the event tables", e);
         }
+        return engine(refused, unreadable, copy);
+    }
+
+    private EventStorageEngine engine(Predicate<Object> refused, Predicate<Object> unreadable, boolean copy) {
         return PostgresServer.engine(transactions, (connection, events) -> beforeAppend(events, refused),
-                                     new RecordingSerializer(value -> false, type -> false, unreadable));
+                                     new RecordingSerializer(value -> false, type -> false, unreadable),
+                                     copy ? io.github.ringbus.jdbc.PostgresCopyAppend.INSTANCE
+                                             : org.axonframework.eventsourcing.eventstore.jdbc.statements
+                                                       .JdbcEventStorageEngineStatements::appendEvents);
     }
 
     /**
      * Another engine on the tables {@link #freshEngine} emptied, as a second replica of the application has: the
      * same refused and unreadable payloads, and the same holds (the next held append is whichever engine's comes).
      */
-    public EventStorageEngine engineOnTheSameTables(Predicate<Object> refused, Predicate<Object> unreadable) {
-        return PostgresServer.engine(transactions, (connection, events) -> beforeAppend(events, refused),
-                                     new RecordingSerializer(value -> false, type -> false, unreadable));
+    public EventStorageEngine engineOnTheSameTables(Predicate<Object> refused, Predicate<Object> unreadable,
+                                                    boolean copy) {
+        return engine(refused, unreadable, copy);
     }
 
     private void beforeAppend(List<? extends EventMessage<?>> events, Predicate<Object> refused) {

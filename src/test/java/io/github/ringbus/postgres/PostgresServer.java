@@ -9,6 +9,7 @@ import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine;
 import org.axonframework.eventsourcing.eventstore.jdbc.PostgresEventTableFactory;
 import org.axonframework.eventsourcing.eventstore.jdbc.statements.JdbcEventStorageEngineStatements;
+import org.axonframework.eventsourcing.eventstore.jdbc.statements.AppendEventsStatementBuilder;
 import org.axonframework.eventsourcing.eventstore.jpa.SQLStateResolver;
 import org.axonframework.serialization.Serializer;
 import org.axonframework.serialization.json.JacksonSerializer;
@@ -189,6 +190,16 @@ final class PostgresServer implements AutoCloseable {
      */
     static ReadCountingEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend,
                                      Serializer serializer) {
+        return engine(transactions, beforeAppend, serializer, JdbcEventStorageEngineStatements::appendEvents);
+    }
+
+    /**
+     * @param beforeAppend see {@link #engine(JdbcTransactionManager, AppendHook)}
+     * @param serializer   serializes events and snapshots
+     * @param append       the statement the engine appends with (Axon's own, or {@code PostgresCopyAppend})
+     */
+    static ReadCountingEngine engine(JdbcTransactionManager transactions, AppendHook beforeAppend,
+                                     Serializer serializer, AppendEventsStatementBuilder append) {
         return new ReadCountingEngine(JdbcEventStorageEngine.builder()
                                      .connectionProvider(transactions.connectionProvider())
                                      .transactionManager(transactions)
@@ -199,9 +210,8 @@ final class PostgresServer implements AutoCloseable {
                                          if (beforeAppend != null) {
                                              beforeAppend.beforeAppend(connection, events);
                                          }
-                                         return JdbcEventStorageEngineStatements.appendEvents(
-                                                 connection, schema, dataType, events, eventSerializer,
-                                                 timestamps);
+                                         return append.build(connection, schema, dataType, events,
+                                                             eventSerializer, timestamps);
                                      }));
     }
 
