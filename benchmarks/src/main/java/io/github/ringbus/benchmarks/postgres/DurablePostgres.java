@@ -157,9 +157,20 @@ public final class DurablePostgres implements AutoCloseable {
      * command bus given it commits once per command (Axon's buses) or once per batch of commands (ringbus).
      */
     public EventStorage eventStorage() {
+        return eventStorage(false);
+    }
+
+    /**
+     * As {@link #eventStorage()}; {@code copy}: the engine appends each batch in one binary COPY
+     * ({@link io.github.ringbus.jdbc.PostgresCopyAppend}) instead of Axon's rewritten multi-row INSERTs.
+     */
+    public EventStorage eventStorage(boolean copy) {
         JdbcTransactionManager transactions = new JdbcTransactionManager(pool);
         return new EventStorage(() -> JdbcEventStorageEngine
                 .builder()
+                .appendEvents(copy ? io.github.ringbus.jdbc.PostgresCopyAppend.INSTANCE
+                                      : org.axonframework.eventsourcing.eventstore.jdbc.statements
+                                                .JdbcEventStorageEngineStatements::appendEvents)
                 .connectionProvider(transactions.connectionProvider())
                 .transactionManager(transactions)
                 .eventSerializer(SERIALIZER)

@@ -34,7 +34,9 @@ import org.openjdk.jmh.infra.ThreadParams;
  *     <li>{@code simple} and {@code axon-disruptor-cached} run each command in a transaction of its own, as Axon's
  *     buses do: one {@code COMMIT}, and so one wait for a WAL flush, per command;</li>
  *     <li>{@code ringbus} appends the events of each batch of handled commands in one transaction (group
- *     commit) and completes those commands after that commit returns.</li>
+ *     commit) and completes those commands after that commit returns;</li>
+ *     <li>{@code ringbus-copy} (by {@code -p bus=...} only) is ringbus whose engine appends each batch in one
+ *     binary {@code COPY} ({@code PostgresCopyAppend}) instead of Axon's rewritten multi-row {@code INSERT}s.</li>
  * </ul>
  * One operation is one {@code Deposit} dispatched. Each dispatching thread keeps at most
  * {@code inFlight / threads} commands awaiting their callback (a synchronous bus answers before {@code dispatch}
@@ -49,6 +51,9 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 10)
 public class PostgresGroupCommitBenchmark {
+
+    /** The {@code bus} parameter of ringbus on an engine that appends by binary COPY (not in the default run). */
+    static final String COPYING = "ringbus-copy";
 
     /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
     @State(Scope.Benchmark)
@@ -83,7 +88,10 @@ public class PostgresGroupCommitBenchmark {
             postgres = DurablePostgres.start(72, rttMicros);
             System.out.printf("%n[%s] %s%n", bus, postgres.describe());
             try {
-                application = BankApplication.start(BusChoice.named(bus), postgres.eventStorage());
+                // ringbus-copy: ringbus, its engine appending each batch in one binary COPY (PostgresCopyAppend).
+                boolean copy = bus.equals(COPYING);
+                application = BankApplication.start(BusChoice.named(copy ? "ringbus" : bus),
+                                                     postgres.eventStorage(copy));
             } catch (RuntimeException e) {
                 postgres.close();
                 throw e;
