@@ -714,13 +714,18 @@ class DifferentialTest {
      * loads "b"; handled again on "a" as stored, after the creation of "b" behind it was handled, it found "b" as that
      * later command left it (SimpleCommandBus: "b" does not exist yet). Handled again, a load of an aggregate the
      * command does not name now fails it as built on given-up state, as for a command that may not run twice.
+     * <p>
+     * Here the engine refuses the closing, so that the held append is the closing's own and every command behind it
+     * is handled before the refusal (a subscriber refuses before the engine's append, which the hold cannot hold: in
+     * about 3 runs in 100 on a loaded machine the refusal reached the handler thread first, the command was handled
+     * once on "a" as stored and found no "b", as on SimpleCommandBus, and this path was not taken).
      */
     @Example
     void aCommandHandledAgainThatLoadsAnAggregateItDoesNotNameFailsAsBuiltOnGivenUpState() {
         Step external = new Step(Kind.EXTERNAL, "a", 2, false, true, List.of(step(Kind.DEPOSIT, "b", 3)));
         assertSameAsSimpleCommandBus(COMPACT, new Program(
                 List.of("a"), List.of(step(Kind.CLOSE, "a"), external, step(Kind.OPEN_IF_MISSING, "b")),
-                Set.of(new Opened("b")), new Closed("a"), Set.of(0)));
+                Set.of(new Closed("a"), new Opened("b")), null, Set.of(0)));
         assertThat(lastRingOutcomes.get(1)).isEqualTo(FAILED_TO_BE_STORED);
     }
 
