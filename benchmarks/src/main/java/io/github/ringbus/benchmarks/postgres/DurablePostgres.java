@@ -236,12 +236,17 @@ public final class DurablePostgres implements AutoCloseable {
      * PostgreSQL's statistics views (which the server updates within a second or so of the work).
      */
     public ServerCounters counters() {
+        return counters("DomainEventEntry");
+    }
+
+    /** As {@link #counters()}, the events counted in the given table (JPA's is {@code domain_event_entry}). */
+    public ServerCounters counters(String eventTable) {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             // Statistics are cached per transaction; start from a fresh snapshot.
             statement.execute("SELECT pg_stat_clear_snapshot()");
             long commits = single(statement, "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'");
             long walSyncs = single(statement, "SELECT wal_sync FROM pg_stat_wal");
-            long events = single(statement, "SELECT count(*) FROM DomainEventEntry");
+            long events = single(statement, "SELECT count(*) FROM " + eventTable);
             return new ServerCounters(commits, walSyncs, events);
         } catch (SQLException e) {
             throw new IllegalStateException("Could not read PostgreSQL's statistics", e);
@@ -256,6 +261,23 @@ public final class DurablePostgres implements AutoCloseable {
      * @param events   rows in the event table
      */
     public record ServerCounters(long commits, long walSyncs, long events) {
+    }
+
+    /** The type of a column as the server has it ({@code format_type}: e.g. {@code oid}, {@code bytea}). */
+    public String columnType(String table, String column) {
+        try (Connection connection = connect(); var statement = connection.prepareStatement(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = ?::regclass AND attname = ?")) {
+            statement.setString(1, table);
+            statement.setString(2, column);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalStateException("No column " + column + " in " + table);
+                }
+                return rs.getString(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not read the type of " + table + "." + column, e);
+        }
     }
 
     private String show(String setting) {

@@ -5,6 +5,7 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
 import io.github.ringbus.benchmarks.BankApplication;
 import io.github.ringbus.benchmarks.BusChoice;
 import io.github.ringbus.benchmarks.DepositBatch;
+import io.github.ringbus.benchmarks.EventStorage;
 import io.github.ringbus.benchmarks.report.Summary;
 import io.github.ringbus.benchmarks.report.Utilization;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  *     <li>{@code ringbus-copy} (by {@code -p bus=...} only) is ringbus whose engine appends each batch in one
  *     binary {@code COPY} ({@code PostgresCopyAppend}) instead of Axon's rewritten multi-row {@code INSERT}s.</li>
  * </ul>
+ * The {@code store} parameter picks the engine: {@code jdbc} (the default, above), or Axon's
+ * {@code JpaEventStorageEngine} on Hibernate as Spring Boot configures it ({@link JpaStorage}):
+ * {@code jpa-boot-defaults} (large-object {@code oid} payload columns, no JDBC batching) or {@code jpa-bytea} (the
+ * configuration docs/postgres.md recommends: {@code bytea}, JDBC batches of 64). The main job runs the JPA stores
+ * with {@code simple} and {@code ringbus}.
  * One operation is one {@code Deposit} dispatched. Each dispatching thread keeps at most
  * {@code inFlight / threads} commands awaiting their callback (a synchronous bus answers before {@code dispatch}
  * returns, so for {@code simple} this is one); each iteration ends by waiting for the commands still in flight,
@@ -76,7 +82,14 @@ public class PostgresGroupCommitBenchmark {
         @Param({"0"})
         public long rttMicros;
 
+        /** The engine: {@code jdbc}, {@code jpa-boot-defaults} or {@code jpa-bytea} ({@link JpaStorage.Mapping}). */
+        @Param({"jdbc"})
+        public String store;
+
         private DurablePostgres postgres;
+        /** The JPA engine's Hibernate, when {@code store} names one; else null. */
+        private JpaStorage jpa;
+        private String eventTable = "DomainEventEntry";
         private BankApplication application;
         private DurablePostgres.ServerCounters iterationStart;
         private double iterationSeconds;
@@ -90,9 +103,27 @@ public class PostgresGroupCommitBenchmark {
             try {
                 // ringbus-copy: ringbus, its engine appending each batch in one binary COPY (PostgresCopyAppend).
                 boolean copy = bus.equals(COPYING);
-                application = BankApplication.start(BusChoice.named(copy ? "ringbus" : bus),
-                                                     postgres.eventStorage(copy));
+                EventStorage storage;
+                if (store.equals("jdbc")) {
+                    storage = postgres.eventStorage(copy);
+                } else {
+                    JpaStorage.Mapping mapping = JpaStorage.Mapping.named(store);
+                    if (mapping == null || copy) {
+                        throw new IllegalArgumentException("store=" + store + " with bus=" + bus + ": the stores are "
+                                                           + "jdbc, jpa-boot-defaults and jpa-bytea; " + COPYING
+                                                           + " runs on jdbc only");
+                    }
+                    jpa = JpaStorage.start(postgres, mapping);
+                    eventTable = JpaStorage.EVENT_TABLE;
+                    System.out.printf("[%s] Axon's JPA engine, %s: payload column %s%n", bus, store,
+                                      jpa.payloadColumnType(postgres));
+                    storage = jpa.eventStorage();
+                }
+                application = BankApplication.start(BusChoice.named(copy ? "ringbus" : bus), storage);
             } catch (RuntimeException e) {
+                if (jpa != null) {
+                    jpa.close();
+                }
                 postgres.close();
                 throw e;
             }
@@ -100,14 +131,14 @@ public class PostgresGroupCommitBenchmark {
 
         @Setup(Level.Iteration)
         public void countFrom(IterationParams iteration) {
-            iterationStart = postgres.counters();
+            iterationStart = postgres.counters(eventTable);
             iterationSeconds = iteration.getTime().convertTo(TimeUnit.NANOSECONDS) / 1e9;
             Utilization.iterationBegins();
         }
 
         @TearDown(Level.Iteration)
         public void reportIteration() {
-            DurablePostgres.ServerCounters now = postgres.counters();
+            DurablePostgres.ServerCounters now = postgres.counters(eventTable);
             long events = now.events() - iterationStart.events();
             // What the server stored in the iteration, per second of its measured time: at least the score (the
             // commands still in flight at its end, and those sent while JMH started and stopped its threads, are
@@ -126,6 +157,9 @@ public class PostgresGroupCommitBenchmark {
             try {
                 application.shutdown();
             } finally {
+                if (jpa != null) {
+                    jpa.close();
+                }
                 postgres.close();
             }
         }

@@ -23,7 +23,8 @@ import java.util.Map;
  * java -cp benchmarks.jar io.github.ringbus.benchmarks.report.Summary RESULTS_DIR
  *      [--command "benchmarks/run"] [--load-at-start 0.12] [--warning "..."] [--only postgres]
  * </pre>
- * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json}, {@code postgres-away.json},
+ * Reads whichever of {@code throughput.json}, {@code limit.json}, {@code postgres.json}, the JPA engine's
+ * {@code postgres-jpa-defaults.json} and {@code postgres-jpa-bytea.json}, {@code postgres-away.json},
  * {@code postgres-away-cold.json}, {@code limit-away.json} and {@code roundtrip.json} the directory has ({@code --only}:
  * those of the given names, e.g. after a run of only one case). The cold case is compared with {@code simple-cold}, the
  * cases 0.5 ms away are shares of the server's limit through the same proxy ({@code limit-away.json}).
@@ -40,6 +41,16 @@ public final class Summary {
             Map.entry("postgres/oneDispatcher", "PostgreSQL durable, 1 dispatcher"),
             Map.entry("postgres/eightDispatchers", "PostgreSQL durable, 8 dispatchers"),
             Map.entry("postgres/sixtyFourDispatchers", "PostgreSQL durable, 64 dispatchers"),
+            Map.entry("postgres-jpa-defaults/oneDispatcher", "PostgreSQL durable, JPA, Boot's defaults, 1 dispatcher"),
+            Map.entry("postgres-jpa-defaults/eightDispatchers",
+                      "PostgreSQL durable, JPA, Boot's defaults, 8 dispatchers"),
+            Map.entry("postgres-jpa-defaults/sixtyFourDispatchers",
+                      "PostgreSQL durable, JPA, Boot's defaults, 64 dispatchers"),
+            Map.entry("postgres-jpa-bytea/oneDispatcher", "PostgreSQL durable, JPA, bytea + batching, 1 dispatcher"),
+            Map.entry("postgres-jpa-bytea/eightDispatchers",
+                      "PostgreSQL durable, JPA, bytea + batching, 8 dispatchers"),
+            Map.entry("postgres-jpa-bytea/sixtyFourDispatchers",
+                      "PostgreSQL durable, JPA, bytea + batching, 64 dispatchers"),
             Map.entry("postgres-away/oneDispatcher", "PostgreSQL 0.5 ms away, 1 dispatcher"),
             Map.entry("postgres-away/eightDispatchers", "PostgreSQL 0.5 ms away, 8 dispatchers"),
             Map.entry("postgres-away/sixtyFourDispatchers", "PostgreSQL 0.5 ms away, 64 dispatchers"),
@@ -48,7 +59,10 @@ public final class Summary {
             Map.entry("postgres-away-cold/sixtyFourDispatchers",
                       "PostgreSQL 0.5 ms away, cold cache, 64 dispatchers"));
     /** The commands/s files, in the order of the summary's table; the cold one compares with {@code simple-cold}. */
-    static final List<String> COMMAND_FILES = List.of("throughput", "postgres", "postgres-away", "postgres-away-cold");
+    static final List<String> COMMAND_FILES = List.of("throughput", "postgres", "postgres-jpa-defaults",
+                                                      "postgres-jpa-bytea", "postgres-away", "postgres-away-cold");
+    /** Axon's JPA engine on the durable server, by Hibernate mapping (PostgresGroupCommitBenchmark, store=jpa-*). */
+    static final List<String> JPA_FILES = List.of("postgres-jpa-defaults", "postgres-jpa-bytea");
 
     private Summary() {
     }
@@ -63,8 +77,8 @@ public final class Summary {
         String command = "benchmarks/run";
         String loadAtStart = "not recorded";
         List<String> warnings = new ArrayList<>();
-        List<String> only = List.of("throughput", "limit", "roundtrip", "postgres", "postgres-away",
-                                    "postgres-away-cold", "limit-away");
+        List<String> only = List.of("throughput", "limit", "roundtrip", "postgres", "postgres-jpa-defaults",
+                                    "postgres-jpa-bytea", "postgres-away", "postgres-away-cold", "limit-away");
         boolean quick = false;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
@@ -185,6 +199,10 @@ public final class Summary {
                                         serverLimit.parameter().equals("form")
                                                 ? ", statement form `" + serverLimit.label() + "`, the best measured"
                                                 : ""));
+            }
+            String jpa = ringbusOnJpaAgainstJdbc(results, only, files);
+            if (!jpa.isEmpty()) {
+                md.append(jpa);
             }
             if (anyRefused) {
                 md.append("\"refused\": a durable figure is printed only when the events the server itself counted "
@@ -354,6 +372,36 @@ public final class Summary {
         return String.format("%d cores, %s %s, %,d MB of memory", Runtime.getRuntime().availableProcessors(),
                              System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"),
                              memory >> 20);
+    }
+
+    /**
+     * ringbus on Axon's JPA engine as a share of ringbus on its JDBC engine, case by case, from the same run: what a
+     * user of Boot's JPA store keeps of group commit's gain. Empty without both.
+     */
+    static String ringbusOnJpaAgainstJdbc(Path results, List<String> only, List<String> files) throws IOException {
+        if (!files.contains("postgres.json")) {
+            return "";
+        }
+        List<Score> jdbc = JmhJson.read(results.resolve("postgres.json"));
+        StringBuilder shares = new StringBuilder();
+        for (String file : JPA_FILES) {
+            if (!only.contains(file) || !files.contains(file + ".json")) {
+                continue;
+            }
+            for (Score score : JmhJson.read(results.resolve(file + ".json"))) {
+                Score onJdbc = score.label().equals("ringbus") ? baseline(jdbc, score, "ringbus") : null;
+                if (onJdbc != null) {
+                    shares.append(String.format("%s%s %d: %.0f %%", shares.isEmpty() ? "" : "; ",
+                                                file.substring("postgres-".length()), score.threads(),
+                                                100 * score.median() / onJdbc.median()));
+                }
+            }
+        }
+        return shares.isEmpty() ? ""
+                : "ringbus on Axon's JPA engine as a share of ringbus on its JDBC engine (medians, same run), by "
+                  + "mapping and dispatchers: " + shares + ". `jpa-defaults`: Hibernate's defaults as Spring Boot "
+                  + "configures them (`oid` large-object payload columns, no JDBC batching); `jpa-bytea`: the "
+                  + "configuration docs/postgres.md recommends (`bytea`, JDBC batches of 64). ";
     }
 
     private static Score baseline(List<Score> scores, Score score, String label) {

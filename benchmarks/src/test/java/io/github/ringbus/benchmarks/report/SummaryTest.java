@@ -83,6 +83,29 @@ class SummaryTest {
                 + "rows, statement form `unnest`, the best measured)"), summary);
     }
 
+    @Test
+    void ringbusOnTheJpaEngineIsGivenAsAShareOfRingbusOnTheJdbcEngineCaseByCase() throws Exception {
+        java.nio.file.Path results = java.nio.file.Files.createTempDirectory("summary-test");
+        String cases = "io.github.ringbus.benchmarks.postgres.PostgresGroupCommitBenchmark.eightDispatchers";
+        java.nio.file.Files.writeString(results.resolve("postgres.json"),
+                                        "[" + result(cases, "ringbus", 8, 40_000, 40_000) + "]");
+        java.nio.file.Files.writeString(results.resolve("postgres-jpa-defaults.json"),
+                                        "[" + result(cases, "simple", 8, 1_000, 1_000) + ","
+                                        + result(cases, "ringbus", 8, 4_000, 4_000) + "]");
+        java.nio.file.Files.writeString(results.resolve("postgres-jpa-bytea.json"),
+                                        "[" + result(cases, "ringbus", 8, 20_000, 20_000) + "]");
+
+        String summary = Summary.summarize(results, java.util.List.of("postgres", "postgres-jpa-defaults",
+                                                                      "postgres-jpa-bytea"), "test", "0.1",
+                                           java.util.List.of(), false);
+
+        org.junit.jupiter.api.Assertions.assertTrue(summary.contains(
+                "by mapping and dispatchers: jpa-defaults 8: 10 %; jpa-bytea 8: 50 %."), summary);
+        org.junit.jupiter.api.Assertions.assertTrue(summary.contains(
+                "| PostgreSQL durable, JPA, Boot's defaults, 8 dispatchers | ringbus | 4,000 (4,000-4,000, 2 it.) "
+                + "| 4.00 (4.00-4.00) |"), summary);
+    }
+
     private static Score durable(double commandsPerSecond, java.util.Map<String, Double> secondary) {
         return new Score("eightDispatchers", "bus", "axon-disruptor-cached", 8, commandsPerSecond, 0, Double.NaN,
                          new double[]{commandsPerSecond}, secondary);
