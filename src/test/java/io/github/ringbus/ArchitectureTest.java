@@ -71,6 +71,9 @@ class ArchitectureTest {
                 + "ServiceLoader (META-INF/services): it must be public");
         PUBLIC_API.put("io.github.ringbus.jdbc.PostgresCopyAppend", "what a user gives Axon's JdbcEventStorageEngine "
                 + "(appendEvents) so that it appends a batch on PostgreSQL in one binary COPY");
+        PUBLIC_API.put("io.github.ringbus.jpa.PostgresJpaEventStorageEngine", "Axon's JPA engine appending a batch "
+                + "on PostgreSQL in one statement: what a user (or the Spring Boot auto-configuration) builds instead");
+        PUBLIC_API.put("io.github.ringbus.jpa.PostgresJpaEventStorageEngine$Builder", "the only way to make one");
         PUBLIC_API.put("io.github.ringbus.jdbc.JdbcTransactionManager", "the transaction manager a user without "
                 + "Spring gives the builder for group commit on a DataSource");
         PUBLIC_API.put("io.github.ringbus.distributed.DistributedRingCommandBus", "ringbus as the local segment of "
@@ -79,6 +82,8 @@ class ArchitectureTest {
         // Spring Boot: loaded by name, bound to properties, or named by users.
         PUBLIC_API.put("io.github.ringbus.spring.RingbusAutoConfiguration", "listed in Spring Boot's "
                 + "AutoConfiguration.imports, which a user excludes by class");
+        PUBLIC_API.put("io.github.ringbus.spring.RingbusJpaEventStoreAutoConfiguration", "listed in Spring Boot's "
+                + "AutoConfiguration.imports: it must be public");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusOffAutoConfiguration", "listed in Spring Boot's "
                 + "AutoConfiguration.imports: it must be public");
         PUBLIC_API.put("io.github.ringbus.spring.RingbusOffAutoConfiguration$RingbusOff", "the bean that says ringbus "
@@ -572,8 +577,17 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage("io.github.ringbus")
                    .should().dependOnClassesThat().resideInAnyPackage("io.github.ringbus.spring..",
                                                                       "io.github.ringbus.jdbc..",
+                                                                      "io.github.ringbus.jpa..",
                                                                       "io.github.ringbus.identifiers..",
                                                                       "io.github.ringbus.distributed..")
+                   .check(MAIN);
+    }
+
+    @Test
+    void onlyTheJpaPackageNeedsHibernate() {
+        // Hibernate is an optional dependency: an application on Axon's JDBC engine, or on no database, has none of it.
+        noClasses().that().resideOutsideOfPackage("io.github.ringbus.jpa..")
+                   .should().dependOnClassesThat().resideInAnyPackage("org.hibernate..", "jakarta.persistence..")
                    .check(MAIN);
     }
 

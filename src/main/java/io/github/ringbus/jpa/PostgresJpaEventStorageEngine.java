@@ -1,0 +1,316 @@
+package io.github.ringbus.jpa;
+
+import jakarta.persistence.EntityManager;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.axonframework.common.DateTimeUtils;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.jpa.DomainEventEntry;
+import org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine;
+import org.axonframework.serialization.SerializedObject;
+import org.axonframework.serialization.Serializer;
+import org.hibernate.HibernateException;
+import org.hibernate.dialect.PostgreSQLDialect;
+import org.hibernate.engine.spi.SharedSessionContractImplementor;
+import org.hibernate.generator.Generator;
+import org.hibernate.id.IdentifierGenerator;
+import org.hibernate.metamodel.mapping.AttributeMapping;
+import org.hibernate.metamodel.mapping.SelectableMapping;
+import org.hibernate.persister.entity.EntityPersister;
+
+/**
+ * Axon's {@link JpaEventStorageEngine} that, on PostgreSQL with Hibernate, appends a batch of events in one
+ * {@code INSERT ... SELECT FROM unnest(...)} statement instead of one {@code persist} and one {@code INSERT} per event;
+ * everything else (reads, snapshots, tokens, gaps, upcasting) is Axon's engine, unchanged. Build it as Axon's:
+ * {@code PostgresJpaEventStorageEngine.builder()} takes every setting of {@link JpaEventStorageEngine.Builder}.
+ * <p>
+ * <b>The rows are Axon's.</b> Each event becomes the entity Axon's engine would persist ({@code createEventEntity}),
+ * its global index drawn from the entity's own Hibernate identifier generator (the same sequence and pooled optimizer
+ * as every other writer of the table, so that they never collide), and its columns are the names Hibernate maps, in the
+ * same transaction and on the same connection as the engine's own work. Payload and metadata columns of type
+ * {@code oid} (Hibernate's mapping of Axon's {@code @Lob byte[]} on PostgreSQL, what Spring Boot's defaults create)
+ * get their large objects from {@code lo_from_bytea} inside the same statement: no round trip per value and no
+ * migration; {@code bytea} columns get the bytes. A duplicate key fails the statement with PostgreSQL's unique
+ * violation, converted as Hibernate converts its flush's failures and reported as the engine reports its own
+ * ({@code ConcurrencyException} or {@code AggregateStreamCreationException}, by the engine's
+ * {@code PersistenceExceptionResolver}).
+ * <p>
+ * <b>Where it appends so.</b> Only with Hibernate on PostgreSQL (its {@link PostgreSQLDialect}), Axon's own
+ * {@link DomainEventEntry} entity (the engine's {@code createEventEntity} and {@code domainEventEntryEntityName} not
+ * overridden to another), an identifier generated before the insert (a sequence, not an identity column) and payload
+ * and metadata columns of type {@code oid} or {@code bytea}. Anywhere else, and when built with
+ * {@link Builder#bulkAppend(boolean) bulkAppend(false)}, every append is Axon's own. What the first append finds out
+ * is kept for the engine's life.
+ * <p>
+ * Thread-safe as Axon's engine is: each append works in the current transaction of the thread that calls it.
+ */
+public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
+
+    /** Axon's entity's persistent attributes, in the order of the statement's columns. */
+    private static final String[] ATTRIBUTES = {"eventIdentifier", "metaData", "payload", "payloadRevision",
+            "payloadType", "timeStamp", "aggregateIdentifier", "sequenceNumber", "type"};
+
+    private final TransactionManager transactionManager;
+    private final boolean bulkAppend;
+    /**
+     * How this engine appends, found out by the first append in a transaction and kept: null before. Written by any
+     * thread that appends (each finds the same answer for the same database and mapping; the last write wins).
+     */
+    private volatile Plan plan;
+
+    /**
+     * An engine as {@link JpaEventStorageEngine#JpaEventStorageEngine(JpaEventStorageEngine.Builder)} builds it.
+     *
+     * @param builder the settings
+     */
+    protected PostgresJpaEventStorageEngine(Builder builder) {
+        super(builder);
+        this.transactionManager = builder.transactions;
+        this.bulkAppend = builder.bulkAppend;
+        this.plan = builder.bulkAppend ? null : Plan.AXONS;
+    }
+
+    /** @return a builder with Axon's engine's defaults, appending in bulk where it can */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return whether this engine appends in bulk where it can (its builder's {@code bulkAppend}) */
+    public boolean bulkAppend() {
+        return bulkAppend;
+    }
+
+    @Override
+    protected void appendEvents(List<? extends EventMessage<?>> events, Serializer serializer) {
+        if (events.isEmpty() || plan == Plan.AXONS) {
+            super.appendEvents(events, serializer);
+            return;
+        }
+        transactionManager.executeInTransaction(() -> {
+            EntityManager entityManager = entityManager();
+            Plan current = plan;
+            if (current == null) {
+                try {
+                    current = planFor(entityManager);
+                } catch (LinkageError otherHibernate) {
+                    // A Hibernate without the mapping API this engine reads (compiled against 6.6): Axon's append.
+                    current = Plan.AXONS;
+                }
+                plan = current;
+            }
+            if (current == Plan.AXONS) {
+                // Joins this transaction.
+                super.appendEvents(events, serializer);
+                return;
+            }
+            Plan decided = current;
+            SharedSessionContractImplementor session = entityManager.unwrap(SharedSessionContractImplementor.class);
+            try {
+                Rows rows = rowsOf(events, serializer, session, decided);
+                if (rows == null) {
+                    super.appendEvents(events, serializer);
+                    return;
+                }
+                session.doWork(connection -> decided.insert(connection, rows));
+            } catch (HibernateException e) {
+                handlePersistenceException(session.getExceptionConverter().convert(e), events.get(0));
+            } catch (RuntimeException e) {
+                handlePersistenceException(e, events.get(0));
+            }
+        });
+    }
+
+    /** The columns of a batch, one array per column, as Axon's entities hold them; null if one is not Axon's. */
+    private Rows rowsOf(List<? extends EventMessage<?>> events, Serializer serializer,
+                        SharedSessionContractImplementor session, Plan plan) {
+        int size = events.size();
+        Rows rows = new Rows(size);
+        for (int i = 0; i < size; i++) {
+            EventMessage<?> event = events.get(i);
+            Object entity = createEventEntity(event, serializer);
+            if (entity.getClass() != DomainEventEntry.class) {
+                return null;
+            }
+            DomainEventEntry entry = (DomainEventEntry) entity;
+            rows.globalIndex[i] = ((Number) plan.identifiers.generate(session, entry)).longValue();
+            rows.eventIdentifier[i] = entry.getEventIdentifier();
+            SerializedObject<byte[]> metaData = entry.getMetaData();
+            SerializedObject<byte[]> payload = entry.getPayload();
+            rows.metaData[i] = metaData.getData();
+            rows.payload[i] = payload.getData();
+            rows.payloadRevision[i] = payload.getType().getRevision();
+            rows.payloadType[i] = payload.getType().getName();
+            // What Axon's entry stores: DateTimeUtils.formatInstant of the event's timestamp.
+            rows.timeStamp[i] = DateTimeUtils.formatInstant(event.getTimestamp());
+            rows.aggregateIdentifier[i] = entry.getAggregateIdentifier();
+            rows.sequenceNumber[i] = entry.getSequenceNumber();
+            rows.type[i] = entry.getType();
+        }
+        return rows;
+    }
+
+    /** Decides how this engine appends, from the session's dialect, the entity's mapping and the table's columns. */
+    private Plan planFor(EntityManager entityManager) {
+        SharedSessionContractImplementor session;
+        try {
+            session = entityManager.unwrap(SharedSessionContractImplementor.class);
+        } catch (RuntimeException notHibernate) {
+            return Plan.AXONS;
+        }
+        if (!(session.getJdbcServices().getDialect() instanceof PostgreSQLDialect)
+                || !DomainEventEntry.class.getSimpleName().equals(domainEventEntryEntityName())) {
+            return Plan.AXONS;
+        }
+        EntityPersister persister = session.getFactory().getMappingMetamodel()
+                                           .getEntityDescriptor(DomainEventEntry.class);
+        Generator generator = persister.getGenerator();
+        String[] identifier = persister.getIdentifierColumnNames();
+        if (!(generator instanceof IdentifierGenerator identifiers) || identifier.length != 1) {
+            return Plan.AXONS;
+        }
+        String[] columns = new String[ATTRIBUTES.length];
+        for (int i = 0; i < ATTRIBUTES.length; i++) {
+            AttributeMapping attribute = persister.findAttributeMapping(ATTRIBUTES[i]);
+            if (!(attribute instanceof SelectableMapping column)) {
+                return Plan.AXONS;
+            }
+            columns[i] = column.getSelectionExpression();
+        }
+        String table = persister.getMappedTableDetails().getTableName();
+        Map<String, String> types = new HashMap<>();
+        session.doWork(connection -> types.putAll(columnTypes(connection, table)));
+        String metaData = types.get(columns[1]);
+        String payload = types.get(columns[2]);
+        if (!isLargeObjectOrBytes(metaData) || !isLargeObjectOrBytes(payload)) {
+            return Plan.AXONS;
+        }
+        return new Plan(insert(table, identifier[0], columns, "oid".equals(metaData), "oid".equals(payload)),
+                        identifiers);
+    }
+
+    private static boolean isLargeObjectOrBytes(String type) {
+        return "oid".equals(type) || "bytea".equals(type);
+    }
+
+    /** The table's columns and their types, as PostgreSQL has them (unquoted names, as Hibernate maps them). */
+    private static Map<String, String> columnTypes(Connection connection, String table) throws SQLException {
+        Map<String, String> types = new HashMap<>();
+        try (PreparedStatement statement = connection.prepareStatement(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                + "WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped")) {
+            statement.setString(1, table);
+            try (ResultSet columns = statement.executeQuery()) {
+                while (columns.next()) {
+                    types.put(columns.getString(1), columns.getString(2));
+                }
+            }
+        }
+        return types;
+    }
+
+    /**
+     * One statement for a whole batch: every column an array parameter, unnested into rows; large objects made on
+     * the server from the bytes ({@code lo_from_bytea(0, ...)}: a new object of a new oid).
+     */
+    private static String insert(String table, String identifier, String[] columns, boolean metaDataIsLargeObject,
+                                 boolean payloadIsLargeObject) {
+        return "INSERT INTO " + table + " (" + identifier + ", " + String.join(", ", columns) + ") "
+               + "SELECT g, e, " + (metaDataIsLargeObject ? "lo_from_bytea(0, m)" : "m") + ", "
+               + (payloadIsLargeObject ? "lo_from_bytea(0, p)" : "p") + ", r, pt, ts, a, s, t "
+               + "FROM unnest(?::int8[], ?::text[], ?::bytea[], ?::bytea[], ?::text[], ?::text[], ?::text[], "
+               + "?::text[], ?::int8[], ?::text[]) AS batch(g, e, m, p, r, pt, ts, a, s, t)";
+    }
+
+    /** How the engine appends: the statement and the identifier generator, or {@link #AXONS}. */
+    private record Plan(String sql, IdentifierGenerator identifiers) {
+
+        /** Axon's own append. */
+        static final Plan AXONS = new Plan(null, null);
+
+        void insert(Connection connection, Rows rows) throws SQLException {
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                statement.setArray(1, connection.createArrayOf("int8", rows.globalIndex));
+                statement.setArray(2, connection.createArrayOf("text", rows.eventIdentifier));
+                statement.setArray(3, connection.createArrayOf("bytea", rows.metaData));
+                statement.setArray(4, connection.createArrayOf("bytea", rows.payload));
+                statement.setArray(5, connection.createArrayOf("text", rows.payloadRevision));
+                statement.setArray(6, connection.createArrayOf("text", rows.payloadType));
+                statement.setArray(7, connection.createArrayOf("text", rows.timeStamp));
+                statement.setArray(8, connection.createArrayOf("text", rows.aggregateIdentifier));
+                statement.setArray(9, connection.createArrayOf("int8", rows.sequenceNumber));
+                statement.setArray(10, connection.createArrayOf("text", rows.type));
+                int inserted = statement.executeUpdate();
+                if (inserted != rows.globalIndex.length) {
+                    throw new SQLException("Inserted " + inserted + " event rows of " + rows.globalIndex.length);
+                }
+            }
+        }
+    }
+
+    /** A batch's columns. */
+    private static final class Rows {
+
+        final Long[] globalIndex;
+        final String[] eventIdentifier;
+        final byte[][] metaData;
+        final byte[][] payload;
+        final String[] payloadRevision;
+        final String[] payloadType;
+        final String[] timeStamp;
+        final String[] aggregateIdentifier;
+        final Long[] sequenceNumber;
+        final String[] type;
+
+        Rows(int size) {
+            globalIndex = new Long[size];
+            eventIdentifier = new String[size];
+            metaData = new byte[size][];
+            payload = new byte[size][];
+            payloadRevision = new String[size];
+            payloadType = new String[size];
+            timeStamp = new String[size];
+            aggregateIdentifier = new String[size];
+            sequenceNumber = new Long[size];
+            type = new String[size];
+        }
+    }
+
+    /**
+     * Axon's {@link JpaEventStorageEngine.Builder}, building a {@link PostgresJpaEventStorageEngine}. Its inherited
+     * setters return Axon's builder type; {@link #build()} still builds this engine.
+     */
+    public static class Builder extends JpaEventStorageEngine.Builder {
+
+        private TransactionManager transactions;
+        private boolean bulkAppend = true;
+
+        @Override
+        public Builder transactionManager(TransactionManager transactionManager) {
+            super.transactionManager(transactionManager);
+            this.transactions = transactionManager;
+            return this;
+        }
+
+        /**
+         * Whether to append in bulk where it can (the default); {@code false}: every append is Axon's own.
+         *
+         * @param bulkAppend {@code false} to turn the bulk append off
+         * @return this builder
+         */
+        public Builder bulkAppend(boolean bulkAppend) {
+            this.bulkAppend = bulkAppend;
+            return this;
+        }
+
+        @Override
+        public PostgresJpaEventStorageEngine build() {
+            return new PostgresJpaEventStorageEngine(this);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package io.github.ringbus.postgres;
+
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
+import jakarta.persistence.EntityTransaction;
+import javax.sql.DataSource;
+import org.axonframework.common.jpa.EntityManagerProvider;
+import org.axonframework.common.transaction.Transaction;
+import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventsourcing.eventstore.jpa.DomainEventEntry;
+import org.axonframework.eventsourcing.eventstore.jpa.SnapshotEventEntry;
+import org.hibernate.SessionFactory;
+import org.hibernate.boot.model.TypeContributions;
+import org.hibernate.boot.model.naming.CamelCaseToUnderscoresNamingStrategy;
+import org.hibernate.cfg.AvailableSettings;
+import org.hibernate.cfg.Configuration;
+import org.hibernate.dialect.PostgreSQLDialect;
+import org.hibernate.service.ServiceRegistry;
+import org.hibernate.type.SqlTypes;
+import org.hibernate.type.descriptor.jdbc.BinaryJdbcType;
+
+/**
+ * Hibernate as Spring Boot configures it for Axon's JPA entities (Boot's table and column names), on a pool, its
+ * tables created in a schema of their own ({@code create}): with Hibernate's defaults ({@code oid} payload and
+ * metadata columns) or with {@code bytea} columns and JDBC batching. Its transactions are JPA resource-local, one
+ * entity manager each, bound to the thread that started them; a transaction started inside one joins it (Spring's
+ * {@code REQUIRED}).
+ */
+final class HibernateOnPostgres implements TransactionManager, EntityManagerProvider, AutoCloseable {
+
+    /** How Hibernate maps Axon's {@code @Lob byte[]} columns. */
+    enum Columns {
+        /** Hibernate's default on PostgreSQL: large objects. */
+        OID,
+        /** The bytes in the row, as docs/postgres.md recommends, with JDBC batches of 64. */
+        BYTEA
+    }
+
+    /** PostgreSQL with {@code @Lob byte[]} as {@code bytea}. */
+    public static class ByteaDialect extends PostgreSQLDialect {
+
+        @Override
+        protected String columnType(int sqlTypeCode) {
+            return sqlTypeCode == SqlTypes.BLOB ? "bytea" : super.columnType(sqlTypeCode);
+        }
+
+        @Override
+        protected String castType(int sqlTypeCode) {
+            return sqlTypeCode == SqlTypes.BLOB ? "bytea" : super.castType(sqlTypeCode);
+        }
+
+        @Override
+        public void contributeTypes(TypeContributions typeContributions, ServiceRegistry serviceRegistry) {
+            super.contributeTypes(typeContributions, serviceRegistry);
+            typeContributions.getTypeConfiguration().getJdbcTypeRegistry()
+                             .addDescriptor(SqlTypes.BLOB, BinaryJdbcType.INSTANCE);
+        }
+    }
+
+    private final SessionFactory factory;
+    private final String schema;
+    private final ThreadLocal<EntityManager> current = new ThreadLocal<>();
+
+    private HibernateOnPostgres(SessionFactory factory, String schema) {
+        this.factory = factory;
+        this.schema = schema;
+    }
+
+    /** Creates the schema {@code schema} and Axon's tables in it, anew. */
+    static HibernateOnPostgres start(DataSource pool, String schema, Columns columns) throws Exception {
+        try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
+            statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            statement.execute("CREATE SCHEMA " + schema);
+        }
+        Configuration configuration = new Configuration().addAnnotatedClass(DomainEventEntry.class)
+                                                         .addAnnotatedClass(SnapshotEventEntry.class);
+        configuration.setPhysicalNamingStrategy(new CamelCaseToUnderscoresNamingStrategy());
+        configuration.getProperties().put(AvailableSettings.DATASOURCE, pool);
+        configuration.setProperty(AvailableSettings.DEFAULT_SCHEMA, schema);
+        configuration.setProperty(AvailableSettings.HBM2DDL_AUTO, "create");
+        if (columns == Columns.BYTEA) {
+            configuration.setProperty(AvailableSettings.DIALECT, ByteaDialect.class.getName());
+            configuration.setProperty(AvailableSettings.STATEMENT_BATCH_SIZE, "64");
+            configuration.setProperty(AvailableSettings.ORDER_INSERTS, "true");
+        }
+        return new HibernateOnPostgres(configuration.buildSessionFactory(), schema);
+    }
+
+    /** The event table, qualified by its schema. */
+    String eventTable() {
+        return schema + ".domain_event_entry";
+    }
+
+    EntityManagerFactory factory() {
+        return factory;
+    }
+
+    @Override
+    public Transaction startTransaction() {
+        EntityManager joined = current.get();
+        if (joined != null) {
+            return new Transaction() {
+                @Override
+                public void commit() {
+                }
+
+                @Override
+                public void rollback() {
+                    joined.getTransaction().setRollbackOnly();
+                }
+            };
+        }
+        EntityManager entityManager = factory.createEntityManager();
+        EntityTransaction transaction = entityManager.getTransaction();
+        transaction.begin();
+        current.set(entityManager);
+        return new Transaction() {
+            @Override
+            public void commit() {
+                try {
+                    if (transaction.getRollbackOnly()) {
+                        transaction.rollback();
+                        throw new IllegalStateException("rolled back: a joined transaction was rolled back");
+                    }
+                    transaction.commit();
+                } finally {
+                    current.remove();
+                    entityManager.close();
+                }
+            }
+
+            @Override
+            public void rollback() {
+                try {
+                    if (transaction.isActive()) {
+                        transaction.rollback();
+                    }
+                } finally {
+                    current.remove();
+                    entityManager.close();
+                }
+            }
+        };
+    }
+
+    @Override
+    public EntityManager getEntityManager() {
+        EntityManager entityManager = current.get();
+        if (entityManager == null) {
+            throw new IllegalStateException("No transaction on " + Thread.currentThread().getName());
+        }
+        return entityManager;
+    }
+
+    @Override
+    public void close() {
+        factory.close();
+    }
+}
