@@ -103,6 +103,13 @@ public class RingbusProperties implements Validator {
     private Integer maxStoreBatchEvents;
 
     /**
+     * Whether Axon's JPA event store, where Spring Boot configures it with Hibernate on PostgreSQL, appends each batch
+     * of events in one statement (PostgresJpaEventStorageEngine: the same rows, large objects made on the server);
+     * false: Axon's own JPA engine, one INSERT per event (and, on oid columns, several round trips per value).
+     */
+    private boolean jpaBulkAppend = true;
+
+    /**
      * How long closing the application context waits for the commands in flight to complete. Positive; commands
      * still in flight then fail with a ShutdownInProgressException.
      */
@@ -354,6 +361,16 @@ public class RingbusProperties implements Validator {
     /** @param readAheadThreads how many missing aggregates may be read ahead at once (0 to 64) */
     public void setReadAheadThreads(Integer readAheadThreads) {
         this.readAheadThreads = readAheadThreads;
+    }
+
+    /** @return whether Axon's JPA engine on PostgreSQL appends each batch in one statement */
+    public boolean isJpaBulkAppend() {
+        return jpaBulkAppend;
+    }
+
+    /** @param jpaBulkAppend false for Axon's own JPA engine, one INSERT per event */
+    public void setJpaBulkAppend(boolean jpaBulkAppend) {
+        this.jpaBulkAppend = jpaBulkAppend;
     }
 
     /** @return the most events appended in one store call, or null when not set (the builder\'s default applies) */

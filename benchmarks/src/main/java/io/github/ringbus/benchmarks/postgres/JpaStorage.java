@@ -1,6 +1,7 @@
 package io.github.ringbus.benchmarks.postgres;
 
 import io.github.ringbus.benchmarks.EventStorage;
+import io.github.ringbus.jpa.PostgresJpaEventStorageEngine;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.EntityTransaction;
@@ -84,22 +85,25 @@ public final class JpaStorage implements AutoCloseable {
     }
 
     /**
-     * Where an application stores its events: Axon's JPA engine whose entity manager is the current transaction's,
-     * and the transaction manager of those transactions (a command bus given it commits once per command, Axon's
-     * buses, or once per batch of commands, ringbus).
+     * Where an application stores its events: Axon's JPA engine (or ringbus's {@link PostgresJpaEventStorageEngine})
+     * whose entity manager is the current transaction's, and the transaction manager of those transactions (a command
+     * bus given it commits once per command, Axon's buses, or once per batch of commands, ringbus).
      */
-    public EventStorage eventStorage() {
+    public EventStorage eventStorage(boolean bulkAppend) {
         ThreadBoundTransactions transactions = new ThreadBoundTransactions(entityManagers);
         // Duplicate (aggregate, sequence number) keys are Axon ConcurrencyExceptions: pgjdbc reports them by SQLState
         // (under Hibernate's ConstraintViolationException), as Boot's SQLErrorCodesResolver resolves them there.
         PersistenceExceptionResolver duplicates = new SQLStateResolver("23505");
-        return new EventStorage(() -> JpaEventStorageEngine.builder()
-                                                           .entityManagerProvider(transactions)
-                                                           .transactionManager(transactions)
-                                                           .eventSerializer(DurablePostgres.serializer())
-                                                           .snapshotSerializer(DurablePostgres.serializer())
-                                                           .persistenceExceptionResolver(duplicates)
-                                                           .build(), transactions);
+        // bulkAppend: ringbus's engine, as its Spring Boot auto-configuration builds it (one statement per batch);
+        // else Axon's own (what ringbus.jpa-bulk-append=false, or an application without ringbus, has).
+        JpaEventStorageEngine.Builder builder = bulkAppend ? PostgresJpaEventStorageEngine.builder()
+                                                           : JpaEventStorageEngine.builder();
+        return new EventStorage(() -> builder.transactionManager(transactions)
+                                             .entityManagerProvider(transactions)
+                                             .eventSerializer(DurablePostgres.serializer())
+                                             .snapshotSerializer(DurablePostgres.serializer())
+                                             .persistenceExceptionResolver(duplicates)
+                                             .build(), transactions);
     }
 
     /** @return the type of the event table's payload column, as the server has it ({@code oid} or {@code bytea}) */

@@ -43,7 +43,9 @@ import org.openjdk.jmh.infra.ThreadParams;
  * {@code JpaEventStorageEngine} on Hibernate as Spring Boot configures it ({@link JpaStorage}):
  * {@code jpa-boot-defaults} (large-object {@code oid} payload columns, no JDBC batching) or {@code jpa-bytea} (the
  * configuration docs/postgres.md recommends: {@code bytea}, JDBC batches of 64). The main job runs the JPA stores
- * with {@code simple} and {@code ringbus}.
+ * with {@code simple} and {@code ringbus} as applications have them: SimpleCommandBus on Axon's JPA engine, ringbus on
+ * the engine its Spring Boot auto-configuration gives it ({@code PostgresJpaEventStorageEngine}: each batch in one
+ * statement); {@code ringbus-axon-jpa} is ringbus on Axon's own JPA engine ({@code ringbus.jpa-bulk-append=false}).
  * One operation is one {@code Deposit} dispatched. Each dispatching thread keeps at most
  * {@code inFlight / threads} commands awaiting their callback (a synchronous bus answers before {@code dispatch}
  * returns, so for {@code simple} this is one); each iteration ends by waiting for the commands still in flight,
@@ -60,6 +62,8 @@ public class PostgresGroupCommitBenchmark {
 
     /** The {@code bus} parameter of ringbus on an engine that appends by binary COPY (not in the default run). */
     static final String COPYING = "ringbus-copy";
+    /** The {@code bus} parameter of ringbus on Axon's own JPA engine (the JPA stores only). */
+    static final String ON_AXONS_JPA = "ringbus-axon-jpa";
 
     /** The application on PostgreSQL, on the bus named by the {@code bus} parameter. */
     @State(Scope.Benchmark)
@@ -107,6 +111,8 @@ public class PostgresGroupCommitBenchmark {
                 if (store.equals("jdbc")) {
                     storage = postgres.eventStorage(copy);
                 } else {
+                    // ringbus gets ringbus's JPA engine, as its Boot auto-configuration builds it; other buses Axon's.
+                    boolean bulkAppend = bus.equals("ringbus");
                     JpaStorage.Mapping mapping = JpaStorage.Mapping.named(store);
                     if (mapping == null || copy) {
                         throw new IllegalArgumentException("store=" + store + " with bus=" + bus + ": the stores are "
@@ -115,11 +121,13 @@ public class PostgresGroupCommitBenchmark {
                     }
                     jpa = JpaStorage.start(postgres, mapping);
                     eventTable = JpaStorage.EVENT_TABLE;
-                    System.out.printf("[%s] Axon's JPA engine, %s: payload column %s%n", bus, store,
+                    System.out.printf("[%s] %s, %s: payload column %s%n", bus,
+                                      bulkAppend ? "ringbus's JPA engine" : "Axon's JPA engine", store,
                                       jpa.payloadColumnType(postgres));
-                    storage = jpa.eventStorage();
+                    storage = jpa.eventStorage(bulkAppend);
                 }
-                application = BankApplication.start(BusChoice.named(copy ? "ringbus" : bus), storage);
+                application = BankApplication.start(BusChoice.named(copy || bus.equals(ON_AXONS_JPA) ? "ringbus" : bus),
+                                                     storage);
             } catch (RuntimeException e) {
                 if (jpa != null) {
                     jpa.close();

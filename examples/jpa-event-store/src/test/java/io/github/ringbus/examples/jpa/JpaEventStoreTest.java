@@ -6,6 +6,7 @@ import io.github.ringbus.examples.EmbeddedPostgresDatabase;
 import io.github.ringbus.examples.jpa.Ledger.Credit;
 import io.github.ringbus.examples.jpa.Ledger.Credited;
 import io.github.ringbus.examples.jpa.Ledger.OpenLedger;
+import io.github.ringbus.jpa.PostgresJpaEventStorageEngine;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.eventhandling.DomainEventMessage;
@@ -77,9 +78,43 @@ class JpaEventStoreTest {
     private BatchRecorder batches;
 
     @Test
-    void theApplicationRunsOnRingbusAndAxonsJpaEventStore() {
+    void theApplicationRunsOnRingbusAndAxonsJpaEventStoreAsRingbusBuildsIt() {
         assertThat(commandBus).isInstanceOf(RingCommandBus.class);
-        assertThat(storageEngine).isInstanceOf(JpaEventStorageEngine.class);
+        assertThat(storageEngine).isInstanceOf(JpaEventStorageEngine.class)
+                                 .isExactlyInstanceOf(PostgresJpaEventStorageEngine.class);
+    }
+
+    @Test
+    void eachJpaTransactionOfTheStoreStageInsertsItsEventsInOneStatement() throws Exception {
+        jdbc.execute("CREATE TABLE IF NOT EXISTS inserting_statements (statement text)");
+        jdbc.execute("CREATE OR REPLACE FUNCTION count_statement() RETURNS trigger AS $$ BEGIN "
+                     + "INSERT INTO inserting_statements VALUES (current_query()); RETURN NULL; END $$ "
+                     + "LANGUAGE plpgsql");
+        jdbc.execute("CREATE TRIGGER count_statement AFTER INSERT ON domain_event_entry "
+                     + "FOR EACH STATEMENT EXECUTE FUNCTION count_statement()");
+        try {
+            for (int i = 0; i < 10; i++) {
+                gateway.sendAndWait(new OpenLedger("one-statement-" + i));
+            }
+            batches.commandsPerCommit.clear();
+            jdbc.execute("TRUNCATE inserting_statements");
+            List<CompletableFuture<Object>> results = new ArrayList<>();
+            for (int round = 1; round <= 20; round++) {
+                for (int i = 0; i < 10; i++) {
+                    results.add(gateway.send(new Credit("one-statement-" + i, round)));
+                }
+            }
+            for (CompletableFuture<Object> result : results) {
+                result.get(30, TimeUnit.SECONDS);
+            }
+
+            List<String> statements = jdbc.queryForList("SELECT statement FROM inserting_statements", String.class);
+            assertThat(statements).as("one INSERT ... SELECT FROM unnest per JPA transaction")
+                                  .hasSize(batches.commandsPerCommit.size())
+                                  .allMatch(statement -> statement.contains("unnest("));
+        } finally {
+            jdbc.execute("DROP TRIGGER count_statement ON domain_event_entry");
+        }
     }
 
     @Test
