@@ -375,8 +375,8 @@ public final class Summary {
     }
 
     /**
-     * ringbus on Axon's JPA engine as a share of ringbus on its JDBC engine, case by case, from the same run: what a
-     * user of Boot's JPA store keeps of group commit's gain. Empty without both.
+     * ringbus on JPA as a share of ringbus on Axon's JDBC engine, case by case, from the same run: what a user of
+     * Boot's JPA store keeps of group commit's gain. Empty without both.
      */
     static String ringbusOnJpaAgainstJdbc(Path results, List<String> only, List<String> files) throws IOException {
         if (!files.contains("postgres.json")) {
@@ -398,10 +398,12 @@ public final class Summary {
             }
         }
         return shares.isEmpty() ? ""
-                : "ringbus on Axon's JPA engine as a share of ringbus on its JDBC engine (medians, same run), by "
-                  + "mapping and dispatchers: " + shares + ". `jpa-defaults`: Hibernate's defaults as Spring Boot "
-                  + "configures them (`oid` large-object payload columns, no JDBC batching); `jpa-bytea`: the "
-                  + "configuration docs/postgres.md recommends (`bytea`, JDBC batches of 64). ";
+                : "ringbus on JPA (on the engine its Spring Boot auto-configuration builds, "
+                  + "`PostgresJpaEventStorageEngine`) as a share of ringbus on Axon's JDBC engine (medians, same run), "
+                  + "by mapping and dispatchers: " + shares + ". `jpa-defaults`: Hibernate's defaults as Spring Boot "
+                  + "configures them (`oid` large-object payload columns, no JDBC batching); `jpa-bytea`: `bytea` "
+                  + "columns and JDBC batches of 64; `simple` and `ringbus-axon-jpa` (ringbus with "
+                  + "`ringbus.jpa-bulk-append=false`) on Axon's own JPA engine. ";
     }
 
     private static Score baseline(List<Score> scores, Score score, String label) {
