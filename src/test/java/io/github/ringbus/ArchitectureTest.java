@@ -584,6 +584,21 @@ class ArchitectureTest {
     }
 
     @Test
+    void everyAutoConfigurationIsListedInSpringBootsImports() throws java.io.IOException {
+        // An auto-configuration missing from the list is never loaded: the application silently runs without it.
+        List<String> listed = java.nio.file.Files.readAllLines(java.nio.file.Path.of(
+                "src/main/resources/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"));
+        Set<String> autoConfigurations = new TreeSet<>();
+        for (JavaClass type : MAIN) {
+            if (type.isAnnotatedWith("org.springframework.boot.autoconfigure.AutoConfiguration")) {
+                autoConfigurations.add(type.getName());
+            }
+        }
+        assertThat(autoConfigurations).isNotEmpty();
+        assertThat(listed).containsAll(autoConfigurations);
+    }
+
+    @Test
     void onlyTheJpaPackageNeedsHibernate() {
         // Hibernate is an optional dependency: an application on Axon's JDBC engine, or on no database, has none of it.
         noClasses().that().resideOutsideOfPackage("io.github.ringbus.jpa..")
