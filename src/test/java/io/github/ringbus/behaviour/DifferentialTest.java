@@ -227,6 +227,50 @@ class DifferentialTest {
     }
 
     /**
+     * On a real PostgreSQL through Axon's JPA engine (Hibernate mapping Axon's entities as Spring Boot does, Hibernate's
+     * default {@code oid} payload columns), as {@link #onPostgresOnCompactEveryCallerAndStreamIsAsOnSimpleCommandBus}:
+     * the ring on the engine ringbus's Spring Boot auto-configuration builds ({@code PostgresJpaEventStorageEngine},
+     * each batch in one statement, large objects made on the server), SimpleCommandBus on Axon's own append.
+     */
+    @Property(tries = 30)
+    void onJpaOnCompactEveryCallerAndStreamIsAsOnSimpleCommandBusOnAxonsJpaEngine(
+            @ForAll("jpaCompactShapes") Shape shape, @ForAll("postgresCompactPrograms") Program program) {
+        onJpa(shape, program);
+    }
+
+    /** As {@link #onJpaOnCompactEveryCallerAndStreamIsAsOnSimpleCommandBusOnAxonsJpaEngine}, on FULL. */
+    @Property(tries = 30)
+    void onJpaOnFullEveryCallerAndStreamIsAsOnSimpleCommandBusOnAxonsJpaEngine(
+            @ForAll("jpaFullShapes") Shape shape, @ForAll("postgresFullPrograms") Program program) {
+        onJpa(shape, program);
+    }
+
+    private void onJpa(Shape shape, Program program) {
+        if (postgres == null) {
+            postgres = DifferentialPostgres.start();
+        }
+        store = new OnJpa(postgres);
+        assertSameAsSimpleCommandBus(shape, program);
+    }
+
+    /** COMPACT, the ring appending by ringbus's JPA engine (the twin by Axon's). */
+    @Provide
+    Arbitrary<Shape> jpaCompactShapes() {
+        return Arbitraries.of(
+                new Shape("COMPACT, ringbus's JPA append", true, true, b -> b.topology(Topology.COMPACT), true),
+                new Shape("COMPACT, cache 1, ringbus's JPA append", true, true,
+                          b -> b.topology(Topology.COMPACT).cacheSize(1), true));
+    }
+
+    /** FULL with two store threads (two appends at once draw global indexes from one generator). */
+    @Provide
+    Arbitrary<Shape> jpaFullShapes() {
+        return Arbitraries.of(
+                new Shape("FULL, 2 handler threads, 2 store threads, ringbus's JPA append", true, true,
+                          b -> b.topology(Topology.FULL).handlerThreads(2).storeThreads(2), true));
+    }
+
+    /**
      * Two replicas of the application on one PostgreSQL database without routing (each its own ring, cache and
      * engine on the same tables): some steps go to the second ring, one ring at a time (each switch waits for every
      * command sent before it, as one caller behind a load balancer would). A ring's cached copy of an account the
@@ -1585,7 +1629,10 @@ class DifferentialTest {
             return engine(program, false);
         }
 
-        /** As {@link #engine(Program)}; {@code copy}: appending in one binary COPY (PostgreSQL only). */
+        /**
+         * As {@link #engine(Program)}; {@code copy}: appending by ringbus's own statement (on the JDBC engine one
+         * binary COPY, on the JPA engine one bulk INSERT; PostgreSQL only), as the shape's {@code copyAppend} says.
+         */
         EventStorageEngine engine(Program program, boolean copy);
 
         /** Holds the next append of the latest engine until the returned action runs. */
@@ -1684,6 +1731,50 @@ class DifferentialTest {
         @Override
         public EventStorageEngine sameTables(Program program, boolean copy) {
             return postgres.engineOnTheSameTables(program.refused()::contains, program.unreadable()::contains, copy);
+        }
+    }
+
+    /**
+     * Axon's JPA engine on PostgreSQL with Jackson, emptied for each engine: the ring's appending by ringbus's bulk
+     * statement ({@code copy}: the shape's own append), the twin's by Axon's ({@link DifferentialPostgres}).
+     */
+    private static final class OnJpa implements Store {
+
+        private final DifferentialPostgres postgres;
+
+        OnJpa(DifferentialPostgres postgres) {
+            this.postgres = postgres;
+        }
+
+        @Override
+        public EventStorageEngine engine(Program program, boolean ringbusAppend) {
+            return postgres.freshJpaEngine(program.refused()::contains, program.unreadable()::contains,
+                                           ringbusAppend);
+        }
+
+        @Override
+        public Runnable holdNextAppend() {
+            return postgres.holdNextAppend();
+        }
+
+        @Override
+        public void releaseAll() {
+            postgres.releaseAll();
+        }
+
+        @Override
+        public TransactionManager transactions() {
+            return postgres.jpaTransactions();
+        }
+
+        @Override
+        public TransactionManager reads() {
+            return postgres.jpaTransactions();
+        }
+
+        @Override
+        public EventStorageEngine sameTables(Program program, boolean copy) {
+            throw new UnsupportedOperationException("The replica runs on the JDBC engine only");
         }
     }
 

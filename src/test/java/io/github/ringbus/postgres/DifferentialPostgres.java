@@ -2,6 +2,8 @@ package io.github.ringbus.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.jdbc.JdbcTransactionManager;
+import io.github.ringbus.jpa.PostgresJpaEventStorageEngine;
+import org.axonframework.eventsourcing.eventstore.jpa.SQLStateResolver;
 import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.EventStorageEngine;
@@ -30,6 +32,9 @@ public final class DifferentialPostgres implements AutoCloseable {
     /** Latches the next appends wait on before they write, in the order they were asked for. */
     private final Queue<CountDownLatch> holds = new ConcurrentLinkedQueue<>();
     private final Queue<CountDownLatch> everHeld = new ConcurrentLinkedQueue<>();
+    /** Hibernate on the JPA tables, started by the first JPA engine asked for; null before. Test thread only. */
+    private HibernateOnPostgres jpa;
+    private static final String JPA_SCHEMA = "differential_jpa";
 
     private DifferentialPostgres() {
         this.server = PostgresServer.startForTests();
@@ -86,6 +91,74 @@ public final class DifferentialPostgres implements AutoCloseable {
     }
 
     /**
+     * Empties Axon's JPA tables (Hibernate mapping Axon's entities as Spring Boot does, Hibernate's default {@code oid}
+     * payload columns, in a schema of their own) and returns a new JPA engine on them, with the same refusals, holds
+     * and unreadable values as {@link #freshEngine(Predicate, Predicate, boolean)}.
+     *
+     * @param bulkAppend ringbus's {@link PostgresJpaEventStorageEngine} appending each batch in one statement; false:
+     *                   Axon's own append, one entity at a time
+     */
+    public EventStorageEngine freshJpaEngine(Predicate<Object> refused, Predicate<Object> unreadable,
+                                             boolean bulkAppend) {
+        releaseAll();
+        HibernateOnPostgres hibernate = jpa();
+        try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+            statement.execute("TRUNCATE " + hibernate.eventTable() + ", " + JPA_SCHEMA + ".snapshot_event_entry");
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not empty the JPA event tables", e);
+        }
+        return new RefusingJpaEngine(PostgresJpaEventStorageEngine.builder()
+                                                                  .bulkAppend(bulkAppend)
+                                                                  .transactionManager(hibernate),
+                                     hibernate, new RecordingSerializer(value -> false, type -> false, unreadable),
+                                     events -> beforeAppend(events, refused));
+    }
+
+    /** The JPA transactions both buses run in with {@link #freshJpaEngine} (the ring's store and reads, the twin's). */
+    public TransactionManager jpaTransactions() {
+        return jpa();
+    }
+
+    private HibernateOnPostgres jpa() {
+        if (jpa == null) {
+            try {
+                jpa = HibernateOnPostgres.start(pool, JPA_SCHEMA, HibernateOnPostgres.Columns.OID);
+            } catch (Exception e) {
+                throw new IllegalStateException("Hibernate did not start", e);
+            }
+        }
+        return jpa;
+    }
+
+    /**
+     * Axon's JPA engine (ringbus's, its bulk append on or off) whose appends are refused and held as the JDBC engine's
+     * (an {@link IllegalArgumentException} before the statement, as a constraint the bus does not know).
+     */
+    private static final class RefusingJpaEngine extends PostgresJpaEventStorageEngine {
+
+        private final java.util.function.Consumer<List<? extends EventMessage<?>>> beforeAppend;
+
+        RefusingJpaEngine(PostgresJpaEventStorageEngine.Builder builder, HibernateOnPostgres hibernate,
+                          RecordingSerializer serializer,
+                          java.util.function.Consumer<List<? extends EventMessage<?>>> beforeAppend) {
+            super((PostgresJpaEventStorageEngine.Builder) builder.entityManagerProvider(hibernate)
+                                                                 .eventSerializer(serializer)
+                                                                 .snapshotSerializer(serializer)
+                                                                 .persistenceExceptionResolver(
+                                                                         new SQLStateResolver("23505")));
+            this.beforeAppend = beforeAppend;
+        }
+
+        @Override
+        protected void appendEvents(List<? extends EventMessage<?>> events,
+                                    org.axonframework.serialization.Serializer serializer) {
+            // A refusal propagates as the JDBC engine's hook's does: the store's own exception, unwrapped.
+            beforeAppend.accept(events);
+            super.appendEvents(events, serializer);
+        }
+    }
+
+    /**
      * Another engine on the tables {@link #freshEngine} emptied, as a second replica of the application has: the
      * same refused and unreadable payloads, and the same holds (the next held append is whichever engine's comes).
      */
@@ -131,6 +204,9 @@ public final class DifferentialPostgres implements AutoCloseable {
     @Override
     public void close() {
         releaseAll();
+        if (jpa != null) {
+            jpa.close();
+        }
         pool.close();
         server.close();
     }
