@@ -74,6 +74,8 @@ class ArchitectureTest {
         PUBLIC_API.put("io.github.ringbus.jpa.PostgresJpaEventStorageEngine", "Axon's JPA engine appending a batch "
                 + "on PostgreSQL in one statement: what a user (or the Spring Boot auto-configuration) builds instead");
         PUBLIC_API.put("io.github.ringbus.jpa.PostgresJpaEventStorageEngine$Builder", "the only way to make one");
+        PUBLIC_API.put("io.github.ringbus.jpa.ByteaPostgreSQLDialect", "named by users in "
+                + "spring.jpa.database-platform (Hibernate instantiates it by name)");
         PUBLIC_API.put("io.github.ringbus.jdbc.JdbcTransactionManager", "the transaction manager a user without "
                 + "Spring gives the builder for group commit on a DataSource");
         PUBLIC_API.put("io.github.ringbus.distributed.DistributedRingCommandBus", "ringbus as the local segment of "

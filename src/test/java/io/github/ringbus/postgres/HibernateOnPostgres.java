@@ -10,14 +10,9 @@ import org.axonframework.common.transaction.TransactionManager;
 import org.axonframework.eventsourcing.eventstore.jpa.DomainEventEntry;
 import org.axonframework.eventsourcing.eventstore.jpa.SnapshotEventEntry;
 import org.hibernate.SessionFactory;
-import org.hibernate.boot.model.TypeContributions;
 import org.hibernate.boot.model.naming.CamelCaseToUnderscoresNamingStrategy;
 import org.hibernate.cfg.AvailableSettings;
 import org.hibernate.cfg.Configuration;
-import org.hibernate.dialect.PostgreSQLDialect;
-import org.hibernate.service.ServiceRegistry;
-import org.hibernate.type.SqlTypes;
-import org.hibernate.type.descriptor.jdbc.BinaryJdbcType;
 
 /**
  * Hibernate as Spring Boot configures it for Axon's JPA entities (Boot's table and column names), on a pool, its
@@ -34,27 +29,6 @@ final class HibernateOnPostgres implements TransactionManager, EntityManagerProv
         OID,
         /** The bytes in the row, as docs/postgres.md recommends, with JDBC batches of 64. */
         BYTEA
-    }
-
-    /** PostgreSQL with {@code @Lob byte[]} as {@code bytea}. */
-    public static class ByteaDialect extends PostgreSQLDialect {
-
-        @Override
-        protected String columnType(int sqlTypeCode) {
-            return sqlTypeCode == SqlTypes.BLOB ? "bytea" : super.columnType(sqlTypeCode);
-        }
-
-        @Override
-        protected String castType(int sqlTypeCode) {
-            return sqlTypeCode == SqlTypes.BLOB ? "bytea" : super.castType(sqlTypeCode);
-        }
-
-        @Override
-        public void contributeTypes(TypeContributions typeContributions, ServiceRegistry serviceRegistry) {
-            super.contributeTypes(typeContributions, serviceRegistry);
-            typeContributions.getTypeConfiguration().getJdbcTypeRegistry()
-                             .addDescriptor(SqlTypes.BLOB, BinaryJdbcType.INSTANCE);
-        }
     }
 
     private final SessionFactory factory;
@@ -79,7 +53,7 @@ final class HibernateOnPostgres implements TransactionManager, EntityManagerProv
         configuration.setProperty(AvailableSettings.DEFAULT_SCHEMA, schema);
         configuration.setProperty(AvailableSettings.HBM2DDL_AUTO, "create");
         if (columns == Columns.BYTEA) {
-            configuration.setProperty(AvailableSettings.DIALECT, ByteaDialect.class.getName());
+            configuration.setProperty(AvailableSettings.DIALECT, io.github.ringbus.jpa.ByteaPostgreSQLDialect.class.getName());
             configuration.setProperty(AvailableSettings.STATEMENT_BATCH_SIZE, "64");
             configuration.setProperty(AvailableSettings.ORDER_INSERTS, "true");
         }

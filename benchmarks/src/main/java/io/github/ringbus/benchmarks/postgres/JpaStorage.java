@@ -1,6 +1,7 @@
 package io.github.ringbus.benchmarks.postgres;
 
 import io.github.ringbus.benchmarks.EventStorage;
+import io.github.ringbus.jpa.ByteaPostgreSQLDialect;
 import io.github.ringbus.jpa.PostgresJpaEventStorageEngine;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;

@@ -1,5 +1,6 @@
 package io.github.ringbus.examples.jpa;
 
+import io.github.ringbus.jpa.ByteaPostgreSQLDialect;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.ringbus.RingCommandBus;
 import io.github.ringbus.RingEventStore;
