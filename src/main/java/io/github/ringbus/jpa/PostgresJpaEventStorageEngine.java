@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.axonframework.common.DateTimeUtils;
 import org.axonframework.common.transaction.TransactionManager;
+import org.axonframework.eventhandling.DomainEventMessage;
 import org.axonframework.eventhandling.EventMessage;
 import org.axonframework.eventsourcing.eventstore.jpa.DomainEventEntry;
 import org.axonframework.eventsourcing.eventstore.jpa.JpaEventStorageEngine;
@@ -30,7 +31,8 @@ import org.hibernate.persister.entity.EntityPersister;
  * everything else (reads, snapshots, tokens, gaps, upcasting) is Axon's engine, unchanged. Build it as Axon's:
  * {@code PostgresJpaEventStorageEngine.builder()} takes every setting of {@link JpaEventStorageEngine.Builder}.
  * <p>
- * <b>The rows are Axon's.</b> Each event becomes the entity Axon's engine would persist ({@code createEventEntity}),
+ * <b>The rows are Axon's.</b> Each event becomes the values of the entity Axon's engine would persist
+ * ({@code createEventEntity}, not overridden),
  * its global index drawn from the entity's own Hibernate identifier generator (the same sequence and pooled optimizer
  * as every other writer of the table, so that they never collide), and its columns are the names Hibernate maps, in the
  * same transaction and on the same connection as the engine's own work. Payload and metadata columns of type
@@ -113,10 +115,6 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
             SharedSessionContractImplementor session = entityManager.unwrap(SharedSessionContractImplementor.class);
             try {
                 Rows rows = rowsOf(events, serializer, session, decided);
-                if (rows == null) {
-                    super.appendEvents(events, serializer);
-                    return;
-                }
                 session.doWork(connection -> decided.insert(connection, rows));
             } catch (HibernateException e) {
                 handlePersistenceException(session.getExceptionConverter().convert(e), events.get(0));
@@ -126,33 +124,62 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
         });
     }
 
-    /** The columns of a batch, one array per column, as Axon's entities hold them; null if one is not Axon's. */
+    /**
+     * The columns of a batch, one array per column, holding what Axon's {@link DomainEventEntry} for each event holds
+     * (its constructor's values, computed as it computes them: the message's own serialization, kept from the handler
+     * thread where it was serialized there). One {@code Rows} per batch; nothing per event beyond the values.
+     */
     private Rows rowsOf(List<? extends EventMessage<?>> events, Serializer serializer,
                         SharedSessionContractImplementor session, Plan plan) {
         int size = events.size();
         Rows rows = new Rows(size);
+        Timestamps timestamps = new Timestamps();
         for (int i = 0; i < size; i++) {
-            EventMessage<?> event = events.get(i);
-            Object entity = createEventEntity(event, serializer);
-            if (entity.getClass() != DomainEventEntry.class) {
-                return null;
-            }
-            DomainEventEntry entry = (DomainEventEntry) entity;
-            rows.globalIndex[i] = ((Number) plan.identifiers.generate(session, entry)).longValue();
-            rows.eventIdentifier[i] = entry.getEventIdentifier();
-            SerializedObject<byte[]> metaData = entry.getMetaData();
-            SerializedObject<byte[]> payload = entry.getPayload();
+            DomainEventMessage<?> event = asDomainEventMessage(events.get(i));
+            SerializedObject<byte[]> payload = event.serializePayload(serializer, byte[].class);
+            SerializedObject<byte[]> metaData = event.serializeMetaData(serializer, byte[].class);
+            // The generator does not read the entity (a sequence); Hibernate's API asks for one.
+            rows.globalIndex[i] = ((Number) plan.identifiers.generate(session, event)).longValue();
+            rows.eventIdentifier[i] = event.getIdentifier();
             rows.metaData[i] = metaData.getData();
             rows.payload[i] = payload.getData();
             rows.payloadRevision[i] = payload.getType().getRevision();
             rows.payloadType[i] = payload.getType().getName();
-            // What Axon's entry stores: DateTimeUtils.formatInstant of the event's timestamp.
-            rows.timeStamp[i] = DateTimeUtils.formatInstant(event.getTimestamp());
-            rows.aggregateIdentifier[i] = entry.getAggregateIdentifier();
-            rows.sequenceNumber[i] = entry.getSequenceNumber();
-            rows.type[i] = entry.getType();
+            rows.timeStamp[i] = timestamps.format(event.getTimestamp());
+            rows.aggregateIdentifier[i] = event.getAggregateIdentifier();
+            rows.sequenceNumber[i] = event.getSequenceNumber();
+            rows.type[i] = event.getType();
         }
         return rows;
+    }
+
+    /**
+     * Axon's {@link DateTimeUtils#formatInstant} of each timestamp, its formatter called once per second of the batch:
+     * the text up to the second is Axon's for that second, the milliseconds (three digits, truncated, as Axon's
+     * formatter prints them) and {@code Z} appended. A batch's events mostly share their second, and Axon's formatter
+     * was a fifth of the store thread's samples. Confined to one call of {@link #rowsOf}.
+     */
+    static final class Timestamps {
+
+        private long second = Long.MIN_VALUE;
+        private String upToTheSecond;
+        private final StringBuilder text = new StringBuilder(32);
+
+        String format(java.time.Instant timestamp) {
+            long epochSecond = timestamp.getEpochSecond();
+            if (epochSecond != second || upToTheSecond == null) {
+                String whole = DateTimeUtils.formatInstant(java.time.Instant.ofEpochSecond(epochSecond));
+                // Axon's text ends ".000Z" for a whole second: everything before it is the second's.
+                upToTheSecond = whole.substring(0, whole.length() - 5);
+                second = epochSecond;
+            }
+            int millis = timestamp.getNano() / 1_000_000;
+            text.setLength(0);
+            text.append(upToTheSecond).append('.')
+                .append((char) ('0' + millis / 100)).append((char) ('0' + millis / 10 % 10))
+                .append((char) ('0' + millis % 10)).append('Z');
+            return text.toString();
+        }
     }
 
     /** Decides how this engine appends, from the session's dialect, the entity's mapping and the table's columns. */
@@ -164,7 +191,8 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
             return Plan.AXONS;
         }
         if (!(session.getJdbcServices().getDialect() instanceof PostgreSQLDialect)
-                || !DomainEventEntry.class.getSimpleName().equals(domainEventEntryEntityName())) {
+                || !DomainEventEntry.class.getSimpleName().equals(domainEventEntryEntityName())
+                || overridesCreateEventEntity(getClass())) {
             return Plan.AXONS;
         }
         EntityPersister persister = session.getFactory().getMappingMetamodel()
@@ -192,6 +220,19 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
         }
         return new Plan(insert(table, identifier[0], columns, "oid".equals(metaData), "oid".equals(payload)),
                         identifiers);
+    }
+
+    /** Whether a subclass makes its own entities (then its rows are not Axon's, and Axon's append writes them). */
+    static boolean overridesCreateEventEntity(Class<?> engine) {
+        for (Class<?> type = engine; type != JpaEventStorageEngine.class && type != null; type = type.getSuperclass()) {
+            try {
+                type.getDeclaredMethod("createEventEntity", EventMessage.class, Serializer.class);
+                return true;
+            } catch (NoSuchMethodException notHere) {
+                // Look further up.
+            }
+        }
+        return false;
     }
 
     private static boolean isLargeObjectOrBytes(String type) {
