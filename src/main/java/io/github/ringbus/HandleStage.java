@@ -260,7 +260,15 @@ final class HandleStage implements EventHandler<CommandSlot> {
                 try {
                     slot.ledger.ranOn(holder.beginCommand(slot));
                 } catch (Throwable failure) {
+                    // The aggregate had to be read from the store again, and the read failed (an event the
+                    // serializer cannot read back, an unreachable database). On SimpleCommandBus that is the
+                    // handler's load failing, after the handler interceptors, which may answer the command
+                    // themselves (DifferentialTest.aCommandWhoseAggregateCannotBeReadAgainPassesTheHandler
+                    // InterceptorsFirst).
                     slot.failBeforeHandler(failure);
+                    if (interceptedDespite(failure, slot)) {
+                        handleWithoutItsAggregate(slot, failingWith(slot.takeFailureBeforeHandler()));
+                    }
                     return;
                 }
                 try {
@@ -277,6 +285,29 @@ final class HandleStage implements EventHandler<CommandSlot> {
             handle(slot, handler);
         } else {
             handleTraced(slot, handler);
+        }
+        if (timed) {
+            slot.handledNanos = System.nanoTime();
+        }
+    }
+
+    /**
+     * Handles a command whose aggregate could not be prepared for it ({@link AggregateHolder#beginCommand} failed):
+     * the holder is not bound to the command and keeps what it knows (its next command reads the store again), so
+     * neither the handler's failure nor an interceptor's answer may roll it back or record anything on it. The slot
+     * keeps its holder for the stages after this one, as a command that failed before its handler does.
+     */
+    private void handleWithoutItsAggregate(CommandSlot slot, MessageHandler<? super CommandMessage<?>> failing) {
+        AggregateHolder<?> notBegun = slot.holder;
+        slot.holder = null;
+        try {
+            if (spanFactory == null || slot.carriesDelivery()) {
+                handle(slot, failing);
+            } else {
+                handleTraced(slot, failing);
+            }
+        } finally {
+            slot.holder = notBegun;
         }
         if (timed) {
             slot.handledNanos = System.nanoTime();
