@@ -281,14 +281,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             handler = unreadable != null ? failingWith(unreadable)
                     : slot.invokeAggregateDirectly ? holder.commandHandler() : slot.handler;
         }
-        if (spanFactory == null || slot.carriesDelivery()) {
-            handle(slot, handler);
-        } else {
-            handleTraced(slot, handler);
-        }
-        if (timed) {
-            slot.handledNanos = System.nanoTime();
-        }
+        handleAndTime(slot, handler, true);
     }
 
     /**
@@ -298,16 +291,21 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * keeps its holder for the stages after this one, as a command that failed before its handler does.
      */
     private void handleWithoutItsAggregate(CommandSlot slot, MessageHandler<? super CommandMessage<?>> failing) {
-        AggregateHolder<?> notBegun = slot.holder;
-        slot.holder = null;
-        try {
-            if (spanFactory == null || slot.carriesDelivery()) {
-                handle(slot, failing);
-            } else {
-                handleTraced(slot, failing);
-            }
-        } finally {
-            slot.holder = notBegun;
+        handleAndTime(slot, failing, false);
+    }
+
+    /**
+     * @param onItsHolder false when the command's holder was not prepared for it ({@link #handleWithoutItsAggregate}):
+     *                    then neither its failure rolls the holder back nor its success records anything on it;
+     *                    true otherwise, for the holder in the slot after the handler (a creation without target
+     *                    gets its holder from its handler's repository)
+     */
+    private void handleAndTime(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler,
+                               boolean onItsHolder) {
+        if (spanFactory == null || slot.carriesDelivery()) {
+            handle(slot, handler, onItsHolder);
+        } else {
+            handleTraced(slot, handler, onItsHolder);
         }
         if (timed) {
             slot.handledNanos = System.nanoTime();
@@ -319,7 +317,8 @@ final class HandleStage implements EventHandler<CommandSlot> {
      * runs, as on Axon's buses; once the handler ran, a span that throws is logged and the command's outcome stands
      * (failing it then would leave its aggregate ahead of the store).
      */
-    private void handleTraced(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+    private void handleTraced(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler,
+                              boolean onItsHolder) {
         Span span;
         SpanScope scope;
         try {
@@ -330,7 +329,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             // so nothing is to be undone.
             slot.handlerFailure = tracingFailure;
             slot.rolledBack = true;
-            if (slot.holder != null) {
+            if (onItsHolder && slot.holder != null) {
                 try {
                     slot.holder.commandRolledBack(slot.events); // unbinds the slot; no event was applied
                 } catch (Exception restoreFailure) {
@@ -340,7 +339,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             return;
         }
         try {
-            handle(slot, handler);
+            handle(slot, handler, onItsHolder);
             if (slot.handlerFailure != null) {
                 span.recordException(slot.handlerFailure);
             }
@@ -377,7 +376,8 @@ final class HandleStage implements EventHandler<CommandSlot> {
         };
     }
 
-    private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler) {
+    private void handle(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler,
+                        boolean onItsHolder) {
         if (slot.runsWhole) {
             if (slot.afterEarlierCommands && !awaitEarlierCommands()) {
                 slot.handlerFailure = new ShutdownInProgressException(
@@ -407,7 +407,7 @@ final class HandleStage implements EventHandler<CommandSlot> {
             slot.result = asCommandResultMessage(failure);
             // A delivered message's events are discarded on any failure, as in the deadline manager's Unit of Work.
             if (rollbackConfiguration.rollBackOn(failure) || slot.carriesDelivery()) {
-                rollBack(slot, failure);
+                rollBack(slot, failure, onItsHolder);
                 return;
             }
             unitOfWork.recordResult(slot.result);
@@ -425,10 +425,10 @@ final class HandleStage implements EventHandler<CommandSlot> {
             // failed on its events: it fails like a handler that threw, before anything reaches the store.
             slot.handlerFailure = failure;
             slot.result = null; // as on Axon's buses, a failed commit's result is built without the Unit of Work
-            rollBack(slot, failure);
+            rollBack(slot, failure, onItsHolder);
             return;
         }
-        succeeded(slot);
+        succeeded(slot, onItsHolder);
     }
 
     /**
@@ -517,8 +517,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
         return owner[0];
     }
 
-    private void succeeded(CommandSlot slot) {
-        AggregateHolder<?> holder = slot.holder; // set by the repository for a creation without target
+    private void succeeded(CommandSlot slot, boolean onItsHolder) {
+        // For a creation without target, the holder its handler's repository set.
+        AggregateHolder<?> holder = onItsHolder ? slot.holder : null;
         if (holder != null) {
             holder.commandSucceeded(slot.events);
             awaitingStore.addLast(holder);
@@ -533,9 +534,9 @@ final class HandleStage implements EventHandler<CommandSlot> {
         slot.events.addAll(intercepted);
     }
 
-    private void rollBack(CommandSlot slot, Throwable failure) {
+    private void rollBack(CommandSlot slot, Throwable failure, boolean onItsHolder) {
         slot.rolledBack = true;
-        AggregateHolder<?> holder = slot.holder;
+        AggregateHolder<?> holder = onItsHolder ? slot.holder : null;
         try {
             if (holder != null) {
                 holder.commandRolledBack(slot.events);
