@@ -265,9 +265,12 @@ final class HandleStage implements EventHandler<CommandSlot> {
                     // handler's load failing, after the handler interceptors, which may answer the command
                     // themselves (DifferentialTest.aCommandWhoseAggregateCannotBeReadAgainPassesTheHandler
                     // InterceptorsFirst).
-                    slot.failBeforeHandler(failure);
+                    // The holder is not bound to the command and keeps what it knows (its next command reads the
+                    // store again): the outcome, whatever the interceptors make of it, records nothing on it.
                     if (interceptedDespite(failure, slot)) {
-                        handleWithoutItsAggregate(slot, failingWith(slot.takeFailureBeforeHandler()));
+                        handleAndTime(slot, failingWith(failure), false);
+                    } else {
+                        slot.failBeforeHandler(failure);
                     }
                     return;
                 }
@@ -285,20 +288,11 @@ final class HandleStage implements EventHandler<CommandSlot> {
     }
 
     /**
-     * Handles a command whose aggregate could not be prepared for it ({@link AggregateHolder#beginCommand} failed):
-     * the holder is not bound to the command and keeps what it knows (its next command reads the store again), so
-     * neither the handler's failure nor an interceptor's answer may roll it back or record anything on it. The slot
-     * keeps its holder for the stages after this one, as a command that failed before its handler does.
-     */
-    private void handleWithoutItsAggregate(CommandSlot slot, MessageHandler<? super CommandMessage<?>> failing) {
-        handleAndTime(slot, failing, false);
-    }
-
-    /**
-     * @param onItsHolder false when the command's holder was not prepared for it ({@link #handleWithoutItsAggregate}):
-     *                    then neither its failure rolls the holder back nor its success records anything on it;
-     *                    true otherwise, for the holder in the slot after the handler (a creation without target
-     *                    gets its holder from its handler's repository)
+     * @param onItsHolder false when the command's holder could not be prepared for it ({@link
+     *                    AggregateHolder#beginCommand} failed): then neither its failure rolls the holder back nor its
+     *                    success records anything on it, and the slot keeps the holder for the later stages; true
+     *                    otherwise, for the holder in the slot after the handler (a creation without target gets its
+     *                    holder from its handler's repository)
      */
     private void handleAndTime(CommandSlot slot, MessageHandler<? super CommandMessage<?>> handler,
                                boolean onItsHolder) {

@@ -821,11 +821,7 @@ class DifferentialTest {
      */
     @Example
     void aCommandOnAStaleCopyWhoseStoredAggregateCannotBeReadFailsAsItsLoadDoes() {
-        if (postgres == null) {
-            postgres = DifferentialPostgres.start();
-        }
-        store = new OnPostgres(postgres);
-        assertSameAsSimpleCommandBus(COMPACT, new Program(
+        onPostgres(COMPACT, new Program(
                 List.of("a"), List.of(step(Kind.DEPOSIT, "a", 1), step(Kind.DEPOSIT, "a", 2)), Set.of(), null,
                 Set.of(0), Set.of(), Set.of(), Set.of(new Deposited("a", 1)), Set.of(0)));
         assertThat(lastRingOutcomes.get(1)).startsWith("MessageHandlerInvocationException<-SerializationException");
@@ -839,11 +835,7 @@ class DifferentialTest {
      */
     @Example
     void aCommandWhoseAggregateCannotBeReadAgainPassesTheHandlerInterceptorsFirst() {
-        if (postgres == null) {
-            postgres = DifferentialPostgres.start();
-        }
-        store = new OnPostgres(postgres);
-        assertSameAsSimpleCommandBus(COMPACT, new Program(
+        onPostgres(COMPACT, new Program(
                 List.of("a"), List.of(step(Kind.DEPOSIT, "a", 1), step(Kind.DEPOSIT, "a", 2),
                                       step(Kind.DEPOSIT_RUN_ONCE, "a", 3), step(Kind.DEPOSIT, "a", 4)),
                 Set.of(), null, Set.of(), Set.of(4L), Set.of(), Set.of(new Deposited("a", 2)), Set.of(1)));
@@ -857,11 +849,7 @@ class DifferentialTest {
      */
     @Example
     void aReplicaFindsTheAggregateAnotherRingCreatedAfterItsOwnCreationFailed() {
-        if (postgres == null) {
-            postgres = DifferentialPostgres.start();
-        }
-        store = new OnPostgres(postgres);
-        assertSameAsSimpleCommandBus(COMPACT, new Program(
+        onPostgres(COMPACT, new Program(
                 List.of("b"), List.of(step(Kind.OPEN_IF_MISSING, "a", 1), step(Kind.OPEN_IF_MISSING, "a", 2),
                                       step(Kind.DEPOSIT, "a", 3)), Set.of(), null, Set.of(), Set.of(), Set.of(1L),
                 Set.of(), Set.of(0, 2)));

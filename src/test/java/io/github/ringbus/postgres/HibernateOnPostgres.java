@@ -1,5 +1,6 @@
 package io.github.ringbus.postgres;
 
+import io.github.ringbus.jpa.ByteaPostgreSQLDialect;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.EntityTransaction;
@@ -53,7 +54,7 @@ final class HibernateOnPostgres implements TransactionManager, EntityManagerProv
         configuration.setProperty(AvailableSettings.DEFAULT_SCHEMA, schema);
         configuration.setProperty(AvailableSettings.HBM2DDL_AUTO, "create");
         if (columns == Columns.BYTEA) {
-            configuration.setProperty(AvailableSettings.DIALECT, io.github.ringbus.jpa.ByteaPostgreSQLDialect.class.getName());
+            configuration.setProperty(AvailableSettings.DIALECT, ByteaPostgreSQLDialect.class.getName());
             configuration.setProperty(AvailableSettings.STATEMENT_BATCH_SIZE, "64");
             configuration.setProperty(AvailableSettings.ORDER_INSERTS, "true");
         }
