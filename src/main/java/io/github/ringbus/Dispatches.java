@@ -117,8 +117,17 @@ final class Dispatches {
     @SuppressWarnings("unchecked")
     private <C, R> void doDispatch(CommandMessage<C> command, CommandCallback<? super C, ? super R> callback) {
         CommandCallback<Object, Object> anyCallback = (CommandCallback<Object, Object>) callback;
-        if (PipelineThreads.isPipelineThread() && nested.dispatchedHere(command, anyCallback)) {
-            return; // run in place, or refused because waiting for it would hang the pipeline
+        if (PipelineThreads.isPipelineThread()) {
+            if (nested.dispatchedHere(command, anyCallback)) {
+                return; // run in place, or refused because waiting for it would hang the pipeline
+            }
+            if (HeldEffects.holding()) {
+                // Sent by a subscriber during a store attempt: it enters the ring only if that attempt commits
+                // (HeldEffects). The dispatch interceptors run now, on the sender's thread in its Unit of Work, so
+                // that one that refuses the command fails the send, as on Axon's buses.
+                HeldEffects.holdUntilCommit(this, intercept(command), anyCallback);
+                return;
+            }
         }
         MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
         if (!lifecycle.enter()) {
@@ -126,20 +135,45 @@ final class Dispatches {
             return;
         }
         try {
-            CommandMessage<?> intercepted = intercept(command);
-            // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
-            // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
-            MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
-            if (routes.handlerFor(intercepted.getCommandName()) == null) {
-                // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
-                Admission.fail(intercepted, callback, monitorCallback,
-                               CommandRoutes.noHandlerFor(intercepted.getCommandName()));
-                return;
-            }
-            admission.admit(intercepted, anyCallback, monitorCallback);
+            admit(intercept(command), anyCallback, monitor);
         } finally {
             lifecycle.exit();
         }
+    }
+
+    /**
+     * Puts a command held by {@link HeldEffects} into the ring, its store attempt having committed: as
+     * {@link #dispatch}, after the dispatch interceptors (which ran when it was sent).
+     *
+     * @param intercepted the command as the dispatch interceptors left it
+     * @param callback    its callback (with its dispatch span, if traced)
+     */
+    void admitHeld(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback) {
+        MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
+        if (!lifecycle.enter()) {
+            admission.refuse(intercepted, callback, monitor.onMessageIngested(intercepted));
+            return;
+        }
+        try {
+            admit(intercepted, callback, monitor);
+        } finally {
+            lifecycle.exit();
+        }
+    }
+
+    /** Inside the lifecycle's gate: the monitor, the refusal of a command without handler, then a slot. */
+    private void admit(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback,
+                       MessageMonitor<? super CommandMessage<?>> monitor) {
+        // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
+        // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
+        MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
+        if (routes.handlerFor(intercepted.getCommandName()) == null) {
+            // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
+            Admission.fail(intercepted, callback, monitorCallback,
+                           CommandRoutes.noHandlerFor(intercepted.getCommandName()));
+            return;
+        }
+        admission.admit(intercepted, callback, monitorCallback);
     }
 
     private CommandMessage<?> intercept(CommandMessage<?> command) {

@@ -221,7 +221,11 @@ public class RingEventStore extends EmbeddedEventStore {
      */
     @Override
     protected void prepareCommit(List<? extends EventMessage<?>> events) {
-        super.prepareCommit(events); // appends; Axon's own subscriber list stays empty, ours is called below
+        // Published by a subscriber that the store stage calls before its batch's append (nothing can be rolled back
+        // there): appended after the batch, so after the events that caused them (HeldEffects).
+        if (!HeldEffects.appendAfterTheBatch(this, events)) {
+            super.prepareCommit(events); // appends; Axon's own subscriber list stays empty, ours is called below
+        }
         publishToSubscribers(events);
     }
 

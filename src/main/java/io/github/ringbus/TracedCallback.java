@@ -73,6 +73,16 @@ final class TracedCallback<C, R> implements CommandCallback<C, R> {
         }
     }
 
+    /**
+     * Ends the dispatch span of a command that was never sent (its sending was taken back, see {@link HeldEffects}),
+     * if it has one; its callback is not called.
+     */
+    static void endUnsent(CommandCallback<?, ?> callback, CommandMessage<?> command) {
+        if (callback instanceof TracedCallback<?, ?> traced) {
+            endSpan(traced.span, command);
+        }
+    }
+
     /** Ends a dispatch span; what tracing throws is logged, never the command's business. */
     static void endSpan(Span span, CommandMessage<?> command) {
         try {
