@@ -34,7 +34,7 @@ final class HeldEffects {
     }
 
     /** Events published to a store, whose append waits for the batch's own (see {@link #appendAfterTheBatch}). */
-    private record HeldAppend(RingEventStore store, List<? extends EventMessage<?>> events) {
+    private record HeldAppend(int slot, RingEventStore store, List<? extends EventMessage<?>> events) {
     }
 
     // Store thread only. Reused for every attempt; an attempt whose subscribers send nothing allocates nothing here.
@@ -42,6 +42,8 @@ final class HeldEffects {
     private final ArrayList<HeldAppend> appends = new ArrayList<>();
     /** True when the events subscribers publish are appended after the batch's (nothing can be rolled back). */
     private boolean appendsHeld;
+    /** The index, in the attempt's list, of the command whose subscribers are being called. */
+    private int publishingFor;
 
     /**
      * Holds what the calling thread's subscribers do from now until {@link #unbind}.
@@ -94,17 +96,44 @@ final class HeldEffects {
     static boolean appendAfterTheBatch(RingEventStore store, List<? extends EventMessage<?>> events) {
         if (Thread.currentThread() instanceof PipelineThreads.PipelineThread thread && thread.heldEffects != null
                 && thread.heldEffects.appendsHeld) {
-            thread.heldEffects.appends.add(new HeldAppend(store, List.copyOf(events)));
+            HeldEffects held = thread.heldEffects;
+            held.appends.add(new HeldAppend(held.publishingFor, store, List.copyOf(events)));
             return true;
         }
         return false;
     }
 
-    /** Appends the held events, in the order they were published, after the batch's own (store thread). */
-    void appendHeld() {
-        for (int i = 0; i < appends.size(); i++) {
-            HeldAppend held = appends.get(i);
-            held.store().appendStaged(held.events());
+    /**
+     * @param index the index, in the attempt's list of commands, of the command whose subscribers are called next
+     */
+    void publishingFor(int index) {
+        publishingFor = index;
+    }
+
+    /** @return true when subscribers published events whose append waits for the batch's ({@link #appendAfterTheBatch}) */
+    boolean holdsAppends() {
+        return !appends.isEmpty();
+    }
+
+    /**
+     * The batch's append when its subscribers published events before it: each command's events, then those its
+     * subscribers published, command by command, as {@code SimpleCommandBus} appends them, each command in its own
+     * Unit of Work (store thread).
+     *
+     * @param store the store the batch is appended to
+     * @param slots the attempt's commands, in ring order
+     */
+    void appendInterleaved(RingEventStore store, List<CommandSlot> slots) {
+        int next = 0;
+        for (int i = 0; i < slots.size(); i++) {
+            CommandSlot slot = slots.get(i);
+            if (slot.hasEventsToStore()) {
+                store.appendStaged(slot.events);
+            }
+            while (next < appends.size() && appends.get(next).slot() == i) {
+                HeldAppend held = appends.get(next++);
+                held.store().appendStaged(held.events());
+            }
         }
         appends.clear();
     }

@@ -90,10 +90,11 @@ final class StoreTransaction {
                 publish(slots);
             }
             try {
-                append(slots, events);
-                if (publishInTransaction && subscribersFirst) {
-                    // What the subscribers published, after the events that caused it (see HeldEffects).
-                    held.appendHeld();
+                if (held.holdsAppends()) {
+                    // What the subscribers published, each after the events that caused it (see HeldEffects).
+                    held.appendInterleaved(splitStore, slots);
+                } else {
+                    append(slots, events);
                 }
             } finally {
                 // The event store is user code too: a flag it left must not fail this batch's commit or the retry.
@@ -190,6 +191,7 @@ final class StoreTransaction {
             }
             // Allocated per command that has subscribers, as Axon allocates a Unit of Work per command and a
             // subscribing processor one per call: the subscribers' Units of Work nest in it (see StoreUnitOfWork).
+            held.publishingFor(i);
             StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slot.command);
             unitsOfWork.add(new Subscribed(slot, unitOfWork));
             try {
