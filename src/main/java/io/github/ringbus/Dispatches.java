@@ -31,6 +31,8 @@ final class Dispatches {
     private final Admission admission;
     /** How a command sent from a pipeline thread is dispatched. */
     private final NestedDispatch nested;
+    /** How a command a store attempt held goes on into the ring once it committed (made once). */
+    private final HeldEffects.Admission heldAdmission = this::admitHeld;
 
     Dispatches(RingSettings settings, CommandRoutes routes,
                List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
@@ -121,11 +123,12 @@ final class Dispatches {
             if (nested.dispatchedHere(command, anyCallback)) {
                 return; // run in place, or refused because waiting for it would hang the pipeline
             }
-            if (HeldEffects.holding()) {
+            HeldEffects held = StoreUnitOfWork.heldByCurrent();
+            if (held != null) {
                 // Sent by a subscriber during a store attempt: it enters the ring only if that attempt commits
                 // (HeldEffects). The dispatch interceptors run now, on the sender's thread in its Unit of Work, so
                 // that one that refuses the command fails the send, as on Axon's buses.
-                HeldEffects.holdUntilCommit(this, intercept(command), anyCallback);
+                held.holdUntilCommit(heldAdmission, intercept(command), anyCallback);
                 return;
             }
         }
@@ -148,7 +151,7 @@ final class Dispatches {
      * @param intercepted the command as the dispatch interceptors left it
      * @param callback    its callback (with its dispatch span, if traced)
      */
-    void admitHeld(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback) {
+    private void admitHeld(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback) {
         MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
         if (!lifecycle.enter()) {
             admission.refuse(intercepted, callback, monitor.onMessageIngested(intercepted));

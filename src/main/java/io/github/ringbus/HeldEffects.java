@@ -3,6 +3,7 @@ package io.github.ringbus;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
 import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,23 +18,30 @@ import java.util.List;
  * the transaction of the events that caused it and rolls back with them.
  * <p>
  * A held command passed the dispatch interceptors when it was sent (one that refuses it fails the send, as on Axon's
- * buses), and the message monitor when it is released. A dropped command was never sent: the monitor never saw it,
- * its callback is never called (its subscriber is called again in the next attempt, if its command is stored, and sends it
- * again). A command waited for on the store thread ({@code sendAndWait}) is not held: {@link NestedDispatch} runs it
- * in place or refuses it, as before.
+ * buses), and passes the message monitor when it is released. A dropped command was never sent: the monitor never saw
+ * it, its callback is never called (its subscriber is called again in the next attempt, if its command is stored, and
+ * sends it again). A command waited for on the store thread ({@code sendAndWait}) is not held: {@link NestedDispatch}
+ * runs it in place or refuses it, as before.
  * <p>
- * One per store thread, written and read by that thread alone; bound to it while an attempt runs
- * ({@link #bindToThisThread}, {@link #unbind}), which is how a dispatch on that thread finds it.
+ * A send is held when the root of the sender's current Unit of Work is a {@link StoreUnitOfWork} ({@link StoreUnitOfWork#heldByCurrent}): the store stage
+ * calls the subscribers in one, and a subscribing processor's Unit of Work nests in it. One per store thread, written
+ * and read by that thread alone.
  * <p>
- * Tests: {@code behaviour.BatchEffectsTest}.
+ * Tests: {@code behaviour.BatchEffectsTest}, {@code postgres.PostgresBatchEffectsTest}.
  */
 final class HeldEffects {
 
-    /** A command on its way into the ring, stopped where it would have entered it. */
-    private record HeldSend(Dispatches dispatches, CommandMessage<?> command, CommandCallback<Object, Object> callback) {
+    /** The way a held command goes on into the ring once released (the bus's dispatch, after the interceptors). */
+    @FunctionalInterface
+    interface Admission {
+        void admit(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback);
     }
 
-    /** Events published to a store, whose append waits for the batch's own (see {@link #appendAfterTheBatch}). */
+    /** A command on its way into the ring, stopped where it would have entered it. */
+    private record HeldSend(Admission admission, CommandMessage<?> command, CommandCallback<Object, Object> callback) {
+    }
+
+    /** Events published to a store, whose append waits for the batch's own (see {@link #appendInterleaved}). */
     private record HeldAppend(int slot, RingEventStore store, List<? extends EventMessage<?>> events) {
     }
 
@@ -44,63 +52,49 @@ final class HeldEffects {
     private boolean appendsHeld;
     /** The index, in the attempt's list, of the command whose subscribers are being called. */
     private int publishingFor;
+    /** True from the attempt's begin until it is released or dropped: after-commit handlers send at once. */
+    private boolean open;
+
+    /** @return true from the attempt's begin until it is released or dropped */
+    boolean isOpen() {
+        return open;
+    }
 
     /**
-     * Holds what the calling thread's subscribers do from now until {@link #unbind}.
+     * An attempt begins.
      *
-     * @param holdAppends true when the events they publish must wait for the batch's own append (the store stage
-     *                    calls the subscribers before it, where nothing can be rolled back)
+     * @param holdAppends true when the events the subscribers publish must wait for the batch's own append (the
+     *                    store stage calls the subscribers before it, where nothing can be rolled back)
      */
-    void bindToThisThread(boolean holdAppends) {
+    void begin(boolean holdAppends) {
         this.appendsHeld = holdAppends;
-        if (Thread.currentThread() instanceof PipelineThreads.PipelineThread thread) {
-            thread.heldEffects = this;
-        }
-    }
-
-    /** What the calling thread does from now on is no longer held. */
-    void unbind() {
-        if (Thread.currentThread() instanceof PipelineThreads.PipelineThread thread && thread.heldEffects == this) {
-            thread.heldEffects = null;
-        }
-    }
-
-    /** @return true when the calling thread is a store thread in a store attempt, whose sends are held */
-    static boolean holding() {
-        return Thread.currentThread() instanceof PipelineThreads.PipelineThread thread && thread.heldEffects != null;
+        this.publishingFor = 0;
+        this.open = true;
     }
 
     /**
-     * Holds a command a subscriber dispatches on the calling thread while one of its store attempts runs
-     * ({@link #holding()} must be true).
+     * Holds a command a subscriber sends until its attempt ends.
      *
-     * @param dispatches  the way into the ring it was on
+     * @param admission   the way into the ring it was on
      * @param intercepted the command, as the dispatch interceptors left it
      * @param callback    its callback
      */
-    static void holdUntilCommit(Dispatches dispatches, CommandMessage<?> intercepted,
-                                CommandCallback<Object, Object> callback) {
-        ((PipelineThreads.PipelineThread) Thread.currentThread()).heldEffects.sends.add(
-                new HeldSend(dispatches, intercepted, callback));
+    void holdUntilCommit(Admission admission, CommandMessage<?> intercepted, CommandCallback<Object, Object> callback) {
+        sends.add(new HeldSend(admission, intercepted, callback));
     }
 
     /**
-     * Keeps events a subscriber published on the store thread out of the store until the batch's own events are
-     * appended, when the store stage calls the subscribers before the append.
+     * Keeps events a subscriber published out of the store until the batch's own events are appended, when the store
+     * stage calls the subscribers before the append.
      *
-     * @param store  the store they were published to
-     * @param events the events, as its dispatch interceptors left them
-     * @return true when they are held (appended by {@link #appendAfterTheBatch}), false when they are to be appended
-     * now
+     * @return true when they are held (appended by {@link #appendInterleaved}), false when they are to be appended now
      */
-    static boolean appendAfterTheBatch(RingEventStore store, List<? extends EventMessage<?>> events) {
-        if (Thread.currentThread() instanceof PipelineThreads.PipelineThread thread && thread.heldEffects != null
-                && thread.heldEffects.appendsHeld) {
-            HeldEffects held = thread.heldEffects;
-            held.appends.add(new HeldAppend(held.publishingFor, store, List.copyOf(events)));
-            return true;
+    boolean deferAppend(EventStore store, List<? extends EventMessage<?>> events) {
+        if (!open || !appendsHeld || !(store instanceof RingEventStore ring)) {
+            return false;
         }
-        return false;
+        appends.add(new HeldAppend(publishingFor, ring, List.copyOf(events)));
+        return true;
     }
 
     /**
@@ -110,7 +104,7 @@ final class HeldEffects {
         publishingFor = index;
     }
 
-    /** @return true when subscribers published events whose append waits for the batch's ({@link #appendAfterTheBatch}) */
+    /** @return true when subscribers published events whose append waits for the batch's ({@link #deferAppend}) */
     boolean holdsAppends() {
         return !appends.isEmpty();
     }
@@ -140,33 +134,27 @@ final class HeldEffects {
 
     /** The attempt committed: sends the held commands into the ring, in the order they were sent. */
     void release() {
-        unbind();
+        open = false;
         appends.clear();
         if (sends.isEmpty()) {
             return;
         }
-        // Copied out first: a command sent now goes into the ring at once (nothing is bound), and the list is
-        // reused by the next attempt.
+        // Copied out first: the list is reused by the next attempt.
         HeldSend[] released = sends.toArray(new HeldSend[0]);
         sends.clear();
         for (HeldSend send : released) {
-            send.dispatches().admitHeld(send.command(), send.callback());
+            send.admission().admit(send.command(), send.callback());
         }
     }
 
     /** The attempt was rolled back: what it held is dropped, as if never done. */
     void drop() {
-        unbind();
+        open = false;
         appends.clear();
         for (int i = 0; i < sends.size(); i++) {
             HeldSend send = sends.get(i);
             TracedCallback.endUnsent(send.callback(), send.command());
         }
         sends.clear();
-    }
-
-    /** @return how many commands are held now (for tests) */
-    int heldSends() {
-        return sends.size();
     }
 }

@@ -42,12 +42,6 @@ final class PipelineThreads implements ThreadFactory {
     /** A thread that runs one of the pipeline's stages; see {@link #isPipelineThread()}. */
     static final class PipelineThread extends Thread {
 
-        /**
-         * What a store thread's subscribers do while one of its store attempts runs, held until it commits; null
-         * outside an attempt and on other stages' threads. Written and read by this thread alone (HeldEffects).
-         */
-        HeldEffects heldEffects;
-
         /** When it began to run ({@code System.nanoTime()}), 0 before; written by itself once, read by any thread. */
         private volatile long startedNanos;
 

@@ -222,8 +222,9 @@ public class RingEventStore extends EmbeddedEventStore {
     @Override
     protected void prepareCommit(List<? extends EventMessage<?>> events) {
         // Published by a subscriber that the store stage calls before its batch's append (nothing can be rolled back
-        // there): appended after the batch, so after the events that caused them (HeldEffects).
-        if (!HeldEffects.appendAfterTheBatch(this, events)) {
+        // there): appended after the batch's, so after the events that caused them (DeferredAppends).
+        if (!(CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get().root() instanceof DeferredAppends deferred
+                && deferred.deferAppend(this, events))) {
             super.prepareCommit(events); // appends; Axon's own subscriber list stays empty, ours is called below
         }
         publishToSubscribers(events);

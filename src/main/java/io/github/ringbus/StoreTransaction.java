@@ -84,7 +84,7 @@ final class StoreTransaction {
         } catch (Throwable failure) {
             return StoreAttempt.failed(StoreAttempt.End.BEGIN_FAILED, failure);
         }
-        held.bindToThisThread(publishInTransaction && subscribersFirst);
+        held.begin(publishInTransaction && subscribersFirst);
         try {
             if (publishInTransaction && subscribersFirst) {
                 publish(slots);
@@ -192,7 +192,7 @@ final class StoreTransaction {
             // Allocated per command that has subscribers, as Axon allocates a Unit of Work per command and a
             // subscribing processor one per call: the subscribers' Units of Work nest in it (see StoreUnitOfWork).
             held.publishingFor(i);
-            StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slot.command);
+            StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slot.command, held);
             unitsOfWork.add(new Subscribed(slot, unitOfWork));
             try {
                 // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
@@ -232,7 +232,7 @@ final class StoreTransaction {
         subscribersCalled = false;
         // Any message of the batch: the Unit of Work has no correlation data providers, so it adds nothing to the
         // events, which carry their own command's correlation data already.
-        StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slots.get(0).command);
+        StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slots.get(0).command, held);
         unitsOfWork.add(new Subscribed(null, unitOfWork));
         try {
             eventStore.publish(events);

@@ -1,11 +1,15 @@
 package io.github.ringbus;
 
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.eventhandling.EventMessage;
+import org.axonframework.eventsourcing.eventstore.EventStore;
 import org.axonframework.messaging.unitofwork.CurrentUnitOfWork;
 import org.axonframework.messaging.unitofwork.DefaultUnitOfWork;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import java.util.List;
 
 /**
  * The root Unit of Work in which the store stage calls one command's subscribers, the part of that command's own Unit
@@ -22,26 +26,50 @@ import org.slf4j.LoggerFactory;
  * never run. So what the subscribers did for an attempt that was rolled back, and is tried again, reaches the world
  * once: from the attempt that committed.
  * <p>
+ * The commands the subscribers send are held by the attempt's {@link HeldEffects}, which finds them through this Unit
+ * of Work as the root of theirs; the events they publish before a non-transactional append wait for it
+ * ({@link DeferredAppends}).
+ * <p>
  * Between the steps it is not the thread's current Unit of Work (the next command's is started as a root of its own);
  * each step makes it current again. Store thread only.
  * <p>
  * Tests: {@code StoreUnitOfWorkTest}, {@code behaviour.BatchEffectsTest}.
  */
-final class StoreUnitOfWork extends DefaultUnitOfWork<CommandMessage<?>> {
+final class StoreUnitOfWork extends DefaultUnitOfWork<CommandMessage<?>> implements DeferredAppends {
 
     private static final Logger logger = LoggerFactory.getLogger(StoreUnitOfWork.class);
 
-    private StoreUnitOfWork(CommandMessage<?> command) {
+    /** What the attempt this Unit of Work belongs to holds until it ends. */
+    private final HeldEffects held;
+
+    private StoreUnitOfWork(CommandMessage<?> command, HeldEffects held) {
         super(command);
+        this.held = held;
+    }
+
+    /**
+     * @return what the store attempt whose subscribers run on the calling thread holds until it ends (the commands
+     * they send, see {@link HeldEffects}), or null when none is open (the current Unit of Work's root is no store
+     * Unit of Work, or its attempt was already released)
+     */
+    static HeldEffects heldByCurrent() {
+        return CurrentUnitOfWork.isStarted() && CurrentUnitOfWork.get().root() instanceof StoreUnitOfWork store
+                && store.held.isOpen() ? store.held : null;
+    }
+
+    @Override
+    public boolean deferAppend(EventStore store, List<? extends EventMessage<?>> events) {
+        return held.deferAppend(store, events);
     }
 
     /**
      * Starts one as the thread's current Unit of Work, a root, as a command's is.
      *
      * @param command the command whose subscribers are called in it
+     * @param held    what its attempt holds until it ends
      * @return the started Unit of Work
      */
-    static StoreUnitOfWork startFor(CommandMessage<?> command) {
+    static StoreUnitOfWork startFor(CommandMessage<?> command, HeldEffects held) {
         while (CurrentUnitOfWork.isStarted()) {
             // A Unit of Work user code started on the store thread and never ended would make this one nested and
             // commit with it: it is dropped, so that it cannot swallow the batch.
@@ -50,7 +78,7 @@ final class StoreUnitOfWork extends DefaultUnitOfWork<CommandMessage<?>> {
                                 + "event store); it is dropped: {}", Thread.currentThread().getName(), left);
             CurrentUnitOfWork.clear(left);
         }
-        StoreUnitOfWork unitOfWork = new StoreUnitOfWork(command);
+        StoreUnitOfWork unitOfWork = new StoreUnitOfWork(command, held);
         unitOfWork.start();
         return unitOfWork;
     }

@@ -288,6 +288,8 @@ class ArchitectureTest {
                     + "run in place added"),
             Map.entry("StoreStage", "store thread: reads them to append them, after the handle stage"),
             Map.entry("StoreTransaction", "store thread: reads them to hand them to the subscribers in the transaction"),
+            Map.entry("HeldEffects", "store thread: reads them to append each command's events before what its "
+                    + "subscribers published, where they ran before the append"),
             Map.entry("StoreReadBack", "store thread: reads the stored ones to read each new payload type back"),
             Map.entry("StoreRecovery", "store thread: reads them for the facts the policy is given (whether a "
                     + "refused command creates an aggregate); the policy itself reads no slot"),
@@ -336,7 +338,8 @@ class ArchitectureTest {
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
                                            "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
                                            "StoreFailureNotice", "FailFastReads", "StoreOutage", "MinuteCount",
-                                           "StoreHealth", "StoreReadBack", "StoreTransaction", "GivenUpState",
+                                           "StoreHealth", "StoreReadBack", "StoreTransaction", "StoreUnitOfWork",
+                                           "HeldEffects", "GivenUpState",
                                            "IsolatingStoreRecovery", "RefusedBatch",
                                            "StoreRecovery", "OneByOnePublish", "PublishStage", "CompleteStage", "AdaptiveWaitStrategy",
                                            "ReRuns", "ReRunBarrier"));
@@ -347,7 +350,7 @@ class ArchitectureTest {
                                             "PipelineThreads", "CallbackThread"));
         CORE_LAYERS.put("Adapters", Set.of("AxonInternals", "AxonServerFailures", "AggregateConfigurerSettings", "OffPipelineSnapshots",
                                            "OffPipelineSnapshotter", "TransactionalHandlers"));
-        CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "RingSettings", "Defaults",
+        CORE_LAYERS.put("Vocabulary", Set.of("RingEventStore", "PublishedEventCollector", "DeferredAppends", "RingSettings", "Defaults",
                                              "Backoff", "AnnotatedTargetResolver", "NamedTargets", "FullRingPolicy", "PublishMode",
                                              "WaitStrategyChoice", "Topology", "RingFullException",
                                              "CommitOutcomeUnknownException", "PipelineWaitException",
@@ -506,7 +509,7 @@ class ArchitectureTest {
     private static final Set<String> STORE_COMPONENT = Set.of(
             "StoreStage", "StoreShard", "GapBound", "StoreTransaction", "StoreReadBack", "StoreAttempt", "StoreRecovery",
             "IsolatingStoreRecovery", "RefusedBatch", "GivenUpState", "StoreFailures", "StoreFailureNotice",
-            "StoreOutage", "FailFastReads", "StoreHealth", "MinuteCount");
+            "StoreOutage", "FailFastReads", "StoreHealth", "MinuteCount", "StoreUnitOfWork", "HeldEffects");
 
     /** Its doors: each class of the component the rest of the core may use, and who uses it. */
     private static final Map<String, Set<String>> STORE_DOORS = Map.of(
@@ -517,13 +520,15 @@ class ArchitectureTest {
             "StoreRecovery", Set.of("Pipeline", "HandleStage"), // a re-run asks it which commands may run again
             "StoreOutage", Set.of("Pipeline"),
             "StoreHealth", Set.of("Pipeline"), // read for the bus's health
-            "FailFastReads", Set.of("Pipeline", "RingCommandBus")); // the bus's reads fail fast during an outage
+            "FailFastReads", Set.of("Pipeline", "RingCommandBus"), // the bus's reads fail fast during an outage
+            "HeldEffects", Set.of("Dispatches"), // a subscriber's send is held until its attempt commits
+            "StoreUnitOfWork", Set.of("Dispatches")); // ... found through the sender's Unit of Work
 
     /** What the component uses of the rest of the core: the slot and its parts, the hand-back, the event store. */
     private static final Set<String> STORE_USES = Set.of(
             "CommandSlot", "CommandLedger", "SlotUnitOfWork", "AggregateHolder", "ReRuns", "RingEventStore",
             "OneByOnePublish", "LeftInterrupts", "RunOnce", "AxonInternals", "AxonServerFailures",
-            "CommitOutcomeUnknownException", "StoreFailure", "StoreBatchListener");
+            "CommitOutcomeUnknownException", "StoreFailure", "StoreBatchListener", "DeferredAppends", "TracedCallback");
 
     /**
      * The store component's boundary: the rest of the core enters it only through its doors, and it uses only what
