@@ -28,9 +28,10 @@ public enum PublishMode {
      * subscriber threw, the append failed, the commit failed) and the commands are tried again, the subscribers of
      * those commands are called again with the same events (same identifiers) in the new transaction. What a
      * subscriber writes through that transaction (e.g. a JPA projection, a look-up table for set-based validation)
-     * is undone with the rollback and so counts once; state it keeps outside the transaction sees those events once
-     * per attempt. A command's subscribers are called at most once per attempt, and a batch makes at most one more
-     * attempt per command that fails in it (plus the halving attempts of a failed append, see the store stage).
+     * is undone with the rollback and so counts once, and so does what it does through Axon (see below); state it
+     * keeps outside the transaction and its Unit of Work (an in-memory map) sees those events once per attempt. A
+     * command's subscribers are called at most once per attempt, and a batch makes at most one more attempt per
+     * command that fails in it (plus the halving attempts of a failed append, see the store stage).
      * <p>
      * Order inside the transaction: with a transaction manager that can roll back, the batch's events are appended
      * first and then the subscribers are called (as Axon's event store does), so a failed append never reaches a
@@ -38,10 +39,13 @@ public enum PublishMode {
      * the subscribers are called first and the events appended afterwards, so that a subscriber that throws leaves
      * nothing stored; a subscriber may then see events whose append fails.
      * <p>
-     * Subscribers run without the command's Unit of Work as the current one: a subscribing processor's own Unit of
-     * Work is a root Unit of Work, its transaction joins the store stage's when the processor uses the same
-     * transaction manager (Spring's), and its after-commit handlers run when that Unit of Work ends, before the
-     * store stage commits.
+     * Subscribers run in a root Unit of Work of their command (not the command's own, which waits for the complete
+     * stage), in which a subscribing processor's Unit of Work nests, as on {@code SimpleCommandBus}: its transaction
+     * joins the store stage's when the processor uses the same transaction manager (Spring's), its prepare-commit
+     * work (a saga stored, events it published appended) is done inside that transaction, and its after-commit work
+     * (a subscription-query update) only once the store stage committed, never for an attempt rolled back. A command
+     * a subscriber sends enters the ring only once the attempt committed, and is dropped unsent with one rolled
+     * back: each stored command's consequences are sent once, a failed command's never.
      */
     IN_TRANSACTION,
 
