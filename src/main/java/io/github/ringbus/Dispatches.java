@@ -32,7 +32,8 @@ final class Dispatches {
     /** How a command sent from a pipeline thread is dispatched. */
     private final NestedDispatch nested;
     /** How a command a store attempt held goes on into the ring once it committed (made once). */
-    private final HeldEffects.Admission heldAdmission = this::admitHeld;
+    private final HeldEffects.Admission heldAdmission = (intercepted, callback) ->
+            throughTheGate(intercepted, callback, false);
 
     Dispatches(RingSettings settings, CommandRoutes routes,
                List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
@@ -132,51 +133,36 @@ final class Dispatches {
                 return;
             }
         }
+        throughTheGate(command, anyCallback, true);
+    }
+
+    /**
+     * Through the lifecycle's gate into the ring: refused after shutdown, else the dispatch interceptors (unless they
+     * already ran: a command {@link HeldEffects} held until its store attempt committed), the monitor, the refusal
+     * of a command without handler, then a slot.
+     */
+    private void throughTheGate(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                                boolean intercept) {
         MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
         if (!lifecycle.enter()) {
             admission.refuse(command, callback, monitor.onMessageIngested(command));
             return;
         }
         try {
-            admit(intercept(command), anyCallback, monitor);
+            CommandMessage<?> intercepted = intercept ? intercept(command) : command;
+            // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
+            // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
+            MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
+            if (routes.handlerFor(intercepted.getCommandName()) == null) {
+                // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
+                Admission.fail(intercepted, callback, monitorCallback,
+                               CommandRoutes.noHandlerFor(intercepted.getCommandName()));
+                return;
+            }
+            admission.admit(intercepted, callback, monitorCallback);
         } finally {
             lifecycle.exit();
         }
-    }
-
-    /**
-     * Puts a command held by {@link HeldEffects} into the ring, its store attempt having committed: as
-     * {@link #dispatch}, after the dispatch interceptors (which ran when it was sent).
-     *
-     * @param intercepted the command as the dispatch interceptors left it
-     * @param callback    its callback (with its dispatch span, if traced)
-     */
-    private void admitHeld(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback) {
-        MessageMonitor<? super CommandMessage<?>> monitor = settings.messageMonitor();
-        if (!lifecycle.enter()) {
-            admission.refuse(intercepted, callback, monitor.onMessageIngested(intercepted));
-            return;
-        }
-        try {
-            admit(intercepted, callback, monitor);
-        } finally {
-            lifecycle.exit();
-        }
-    }
-
-    /** Inside the lifecycle's gate: the monitor, the refusal of a command without handler, then a slot. */
-    private void admit(CommandMessage<?> intercepted, CommandCallback<Object, Object> callback,
-                       MessageMonitor<? super CommandMessage<?>> monitor) {
-        // Before a slot is claimed: a monitor that throws here fails this dispatch alone (as on Axon's buses),
-        // and between claiming and handing over a slot nothing of the user's runs, so no sequence stays claimed.
-        MessageMonitor.MonitorCallback monitorCallback = monitor.onMessageIngested(intercepted);
-        if (routes.handlerFor(intercepted.getCommandName()) == null) {
-            // As Axon's AsynchronousCommandBus: refused on the dispatching thread, without entering the ring.
-            Admission.fail(intercepted, callback, monitorCallback,
-                           CommandRoutes.noHandlerFor(intercepted.getCommandName()));
-            return;
-        }
-        admission.admit(intercepted, callback, monitorCallback);
     }
 
     private CommandMessage<?> intercept(CommandMessage<?> command) {

@@ -52,7 +52,9 @@ final class StoreTransaction {
     /** True once the batch Unit of Work of the attempt in hand has called the subscribers (see publishInUnitOfWork). */
     private boolean subscribersCalled;
     /** The Units of Work the subscribers of the attempt in hand ran in, in ring order (reused). */
-    private final ArrayList<Subscribed> unitsOfWork = new ArrayList<>();
+    private final ArrayList<StoreUnitOfWork> unitsOfWork = new ArrayList<>();
+    /** The command whose subscribers ran in each of {@link #unitsOfWork}, at the same index; null: the whole batch. */
+    private final ArrayList<CommandSlot> subscribedFor = new ArrayList<>();
     /** The commands the subscribers of the attempt in hand sent, and the events they published, until it ends. */
     private final HeldEffects held = new HeldEffects();
 
@@ -137,7 +139,7 @@ final class StoreTransaction {
                 unitsOfWork.get(i).commitPhase();
             } catch (RuntimeException | Error failure) {
                 if (splitStore != null) {
-                    refusedBy = unitsOfWork.get(i).slot();
+                    refusedBy = subscribedFor.get(i);
                 } else {
                     failedAfterSubscribers = true;
                 }
@@ -150,26 +152,28 @@ final class StoreTransaction {
     private void afterCommit() {
         for (int i = 0; i < unitsOfWork.size(); i++) {
             try {
-                unitsOfWork.get(i).unitOfWork().afterCommit();
+                unitsOfWork.get(i).afterCommit();
             } catch (RuntimeException | Error failure) {
                 // Axon logs what its after-commit handlers throw; this is what its cleanup threw. Stored all the same.
                 logger.warn("A cleanup handler of the subscribers of command [{}] failed after its events were stored",
-                            unitsOfWork.get(i).unitOfWork().getMessage().getCommandName(), failure);
+                            unitsOfWork.get(i).getMessage().getCommandName(), failure);
             }
         }
         unitsOfWork.clear();
+        subscribedFor.clear();
     }
 
     /** The attempt failed: every Unit of Work its subscribers ran in is rolled back, and what they held dropped. */
     private void abandon(Throwable cause) {
         for (int i = unitsOfWork.size() - 1; i >= 0; i--) {
             try {
-                unitsOfWork.get(i).unitOfWork().abandon(cause);
+                unitsOfWork.get(i).abandon(cause);
             } catch (RuntimeException | Error rollbackFailure) {
                 cause.addSuppressed(rollbackFailure);
             }
         }
         unitsOfWork.clear();
+        subscribedFor.clear();
         held.drop();
     }
 
@@ -193,7 +197,8 @@ final class StoreTransaction {
             // subscribing processor one per call: the subscribers' Units of Work nest in it (see StoreUnitOfWork).
             held.publishingFor(i);
             StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slot.command, held);
-            unitsOfWork.add(new Subscribed(slot, unitOfWork));
+            unitsOfWork.add(unitOfWork);
+            subscribedFor.add(slot);
             try {
                 // Subscribers may keep the list they are given (an asynchronous processing strategy queues it), and
                 // the slot's list is reused: they get a copy of their own.
@@ -233,7 +238,8 @@ final class StoreTransaction {
         // Any message of the batch: the Unit of Work has no correlation data providers, so it adds nothing to the
         // events, which carry their own command's correlation data already.
         StoreUnitOfWork unitOfWork = StoreUnitOfWork.startFor(slots.get(0).command, held);
-        unitsOfWork.add(new Subscribed(null, unitOfWork));
+        unitsOfWork.add(unitOfWork);
+        subscribedFor.add(null);
         try {
             eventStore.publish(events);
             // Runs after the event store's own prepare-commit handler (registered by publish), which appended the
@@ -247,13 +253,6 @@ final class StoreTransaction {
             throw failure;
         } finally {
             unitOfWork.pause(); // never left current on the store thread
-        }
-    }
-
-    /** A Unit of Work the subscribers ran in, and the command whose events they were given (null: the whole batch). */
-    private record Subscribed(CommandSlot slot, StoreUnitOfWork unitOfWork) {
-        void commitPhase() {
-            unitOfWork.commitPhase();
         }
     }
 }

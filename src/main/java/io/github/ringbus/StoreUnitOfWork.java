@@ -95,14 +95,7 @@ final class StoreUnitOfWork extends DefaultUnitOfWork<CommandMessage<?>> impleme
      * and closed (as Axon's commit does) and the failure propagates.
      */
     void prepare() {
-        resume();
-        try {
-            changePhase(Phase.PREPARE_COMMIT);
-        } catch (RuntimeException | Error failure) {
-            rollBackAndClose(failure);
-            throw failure;
-        }
-        pause();
+        step(Phase.PREPARE_COMMIT);
     }
 
     /**
@@ -110,9 +103,13 @@ final class StoreUnitOfWork extends DefaultUnitOfWork<CommandMessage<?>> impleme
      * a handler throws, the Unit of Work is rolled back and closed and the failure propagates.
      */
     void commitPhase() {
+        step(Phase.COMMIT);
+    }
+
+    private void step(Phase phase) {
         resume();
         try {
-            changePhase(Phase.COMMIT);
+            changePhase(phase);
         } catch (RuntimeException | Error failure) {
             rollBackAndClose(failure);
             throw failure;

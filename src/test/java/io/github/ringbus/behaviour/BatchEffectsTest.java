@@ -3,18 +3,18 @@ package io.github.ringbus.behaviour;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.RelayingProjections;
+import io.github.ringbus.fixtures.RelayingProjections.Noted;
+import io.github.ringbus.fixtures.RelayingProjections.Refusal;
+import io.github.ringbus.fixtures.RelayingProjections.Refuser;
+import io.github.ringbus.fixtures.RelayingProjections.Relay;
 import io.github.ringbus.fixtures.RingbusFixture;
 import io.github.ringbus.fixtures.RingbusFixture.Outcome;
 import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
-import org.axonframework.eventhandling.EventBus;
-import org.axonframework.eventhandling.EventHandler;
 import org.axonframework.eventhandling.EventMessage;
-import org.axonframework.eventhandling.GenericEventMessage;
-import org.axonframework.eventhandling.PropagatingErrorHandler;
-import org.axonframework.eventhandling.SimpleEventHandlerInvoker;
 import org.axonframework.eventhandling.SubscribingEventProcessor;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
@@ -31,22 +31,22 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
+import static io.github.ringbus.fixtures.RelayingProjections.REFUSED;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage;
 
 /**
  * What the rest of the application sees of a batch whose store attempt is tried again: each effect of a stored
  * command once, none of a failed one, as on {@code SimpleCommandBus}, where every command's subscribers run nested in
  * its own Unit of Work and transaction. Each scenario runs on SimpleCommandBus (the twin, one command at a time) and on
  * the ring (its commands taken by the store stage as one batch, in which a subscribing processor under Axon's
- * {@link PropagatingErrorHandler} refuses one command), and what the world saw is compared: the commands the
+ * {@code PropagatingErrorHandler} refuses one command: {@link RelayingProjections}), and what the world saw is compared: the commands the
  * subscribers sent and what they stored, the subscription-query updates emitted, the events published in reaction.
  */
 class BatchEffectsTest {
-
-    /** The amount a refusing projection refuses: its command fails, and nothing of it may reach the world. */
-    private static final long REFUSED = 13;
 
     private RingbusFixture ring;
     private SimpleBusTwin twin;
@@ -163,11 +163,11 @@ class BatchEffectsTest {
 
         final CommandBus bus;
         final List<Long> updates = new CopyOnWriteArrayList<>();
-        private final java.util.function.Supplier<List<Object>> stored;
+        private final Supplier<List<Object>> stored;
         private final Batch sequential;
         private final Batch asOneBatch;
 
-        World(CommandBus bus, EmbeddedEventStore eventStore, java.util.function.Supplier<List<Object>> stored,
+        World(CommandBus bus, EmbeddedEventStore eventStore, Supplier<List<Object>> stored,
               Batch sequential, Batch asOneBatch) {
             this.bus = bus;
             this.stored = stored;
@@ -179,8 +179,8 @@ class BatchEffectsTest {
             UpdateHandlerRegistration<Long> registration = emitter.registerUpdateHandler(query, 1024);
             registration.getUpdates().map(SubscriptionQueryUpdateMessage::getPayload).subscribe(updates::add);
             CommandGateway gateway = DefaultCommandGateway.builder().commandBus(bus).build();
-            subscribe(eventStore, "relay", new Relay(gateway, emitter, eventStore));
-            subscribe(eventStore, "refuser", new Refuser());
+            processors.add(RelayingProjections.subscribe(eventStore, "relay", new Relay(gateway, emitter, eventStore)));
+            processors.add(RelayingProjections.subscribe(eventStore, "refuser", new Refuser()));
             for (String account : List.of("gate", "side", "x1", "x2", "x3")) {
                 awaitSuccess(account, send(new Open(account)));
             }
@@ -188,7 +188,7 @@ class BatchEffectsTest {
 
         private CommandResultMessage<?> send(Object command) {
             Outcome outcome = new Outcome();
-            bus.dispatch(org.axonframework.commandhandling.GenericCommandMessage.asCommandMessage(command), outcome);
+            bus.dispatch(asCommandMessage(command), outcome);
             return outcome.await();
         }
 
@@ -206,7 +206,7 @@ class BatchEffectsTest {
         }
 
         private List<Object> commands() {
-            return List.of(new Deposit("x1", 2), new Deposit("x2", REFUSED), new Deposit("x3", 4));
+            return RelayingProjections.batchWithARefusedDeposit();
         }
 
         /** Waits (at most 10 s) until the side account has the given number of deposits stored. */
@@ -235,64 +235,5 @@ class BatchEffectsTest {
     @FunctionalInterface
     private interface Batch {
         List<String> send(List<Object> commands) throws InterruptedException;
-    }
-
-    private void subscribe(EmbeddedEventStore eventStore, String name, Object handler) {
-        SubscribingEventProcessor processor =
-                SubscribingEventProcessor.builder()
-                                         .name(name)
-                                         .eventHandlerInvoker(SimpleEventHandlerInvoker.builder()
-                                                                                       .eventHandlers(handler)
-                                                                                       .listenerInvocationErrorHandler(
-                                                                                               PropagatingErrorHandler.instance())
-                                                                                       .build())
-                                         .messageSource(eventStore)
-                                         .build();
-        processor.start();
-        processors.add(processor);
-    }
-
-    /** What a projection publishes in reaction to a deposit on an x account. */
-    record Noted(String accountId, long amount) {
-    }
-
-    /** The refusing projection's failure. */
-    static class Refusal extends RuntimeException {
-        Refusal(long amount) {
-            super("a deposit of " + amount + " is refused by a projection");
-        }
-    }
-
-    /** For each deposit on an x account: a side deposit sent, an update emitted, a Noted published. */
-    static final class Relay {
-        private final CommandGateway gateway;
-        private final QueryUpdateEmitter emitter;
-        private final EventBus eventBus;
-
-        Relay(CommandGateway gateway, QueryUpdateEmitter emitter, EventBus eventBus) {
-            this.gateway = gateway;
-            this.emitter = emitter;
-            this.eventBus = eventBus;
-        }
-
-        @EventHandler
-        void on(Deposited deposited) {
-            if (!deposited.accountId().startsWith("x")) {
-                return;
-            }
-            gateway.send(new Deposit("side", deposited.amount()));
-            emitter.emit(String.class, query -> true, deposited.amount());
-            eventBus.publish(GenericEventMessage.asEventMessage(new Noted(deposited.accountId(), deposited.amount())));
-        }
-    }
-
-    /** Refuses a deposit of {@value #REFUSED}, under Axon's PropagatingErrorHandler: its command fails. */
-    static final class Refuser {
-        @EventHandler
-        void on(Deposited deposited) {
-            if (deposited.amount() == REFUSED) {
-                throw new Refusal(deposited.amount());
-            }
-        }
     }
 }

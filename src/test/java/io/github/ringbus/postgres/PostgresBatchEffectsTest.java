@@ -3,12 +3,13 @@ package io.github.ringbus.postgres;
 import io.github.ringbus.fixtures.AccountCommands.Deposit;
 import io.github.ringbus.fixtures.AccountCommands.Open;
 import io.github.ringbus.fixtures.AccountEvents.Deposited;
+import io.github.ringbus.fixtures.RelayingProjections;
+import io.github.ringbus.fixtures.RelayingProjections.Refusal;
+import io.github.ringbus.fixtures.RelayingProjections.Refuser;
+import io.github.ringbus.fixtures.RelayingProjections.Relay;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.gateway.CommandGateway;
 import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
-import org.axonframework.eventhandling.EventHandler;
-import org.axonframework.eventhandling.PropagatingErrorHandler;
-import org.axonframework.eventhandling.SimpleEventHandlerInvoker;
 import org.axonframework.eventhandling.SubscribingEventProcessor;
 import org.axonframework.messaging.responsetypes.ResponseTypes;
 import org.axonframework.queryhandling.GenericSubscriptionQueryMessage;
@@ -33,8 +34,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * updates of stored commands, once they are committed (as on SimpleCommandBus: {@code behaviour.BatchEffectsTest}).
  */
 class PostgresBatchEffectsTest extends OnPostgres {
-
-    private static final long REFUSED = 13;
 
     @Test
     void aBatchSplitAtARefusedCommandSendsEachStoredCommandsConsequencesOnceAndEmitsOnlyTheirUpdates()
@@ -63,15 +62,17 @@ class PostgresBatchEffectsTest extends OnPostgres {
                            "amounts", ResponseTypes.instanceOf(Long.class), ResponseTypes.instanceOf(Long.class)), 1024)
                    .getUpdates().map(SubscriptionQueryUpdateMessage::getPayload).subscribe(u -> updates.add((Long) u));
             CommandGateway gateway = DefaultCommandGateway.builder().commandBus(ring.bus).build();
-            processors.add(subscribe(ring, "relay", new Relay(gateway, emitter)));
-            processors.add(subscribe(ring, "refuser", new Refuser()));
+            processors.add(RelayingProjections.subscribe(ring.eventStore, "relay", new Relay(gateway, emitter, null),
+                                                         ring.transactions));
+            processors.add(RelayingProjections.subscribe(ring.eventStore, "refuser", new Refuser(), ring.transactions));
 
             int handledBefore = ring.handled.get();
             CompletableFuture<CommandResultMessage<Object>> gate = ring.send(new Deposit("gate", 1));
             assertThat(gateHeld.await(10, TimeUnit.SECONDS)).isTrue();
-            List<CompletableFuture<CommandResultMessage<Object>>> batch = List.of(
-                    ring.send(new Deposit("x1", 2)), ring.send(new Deposit("x2", REFUSED)),
-                    ring.send(new Deposit("x3", 4)));
+            List<CompletableFuture<CommandResultMessage<Object>>> batch = new ArrayList<>();
+            for (Object deposit : RelayingProjections.batchWithARefusedDeposit()) {
+                batch.add(ring.send(deposit));
+            }
             ring.awaitHandled(handledBefore + 4);
             Thread.sleep(250); // the handle stage publishes its progress after its last handler returned
             releaseGate.countDown();
@@ -92,56 +93,6 @@ class PostgresBatchEffectsTest extends OnPostgres {
         } finally {
             releaseGate.countDown();
             processors.forEach(SubscribingEventProcessor::shutDown);
-        }
-    }
-
-    private static SubscribingEventProcessor subscribe(PostgresRing ring, String name, Object handler) {
-        SubscribingEventProcessor processor =
-                SubscribingEventProcessor.builder()
-                                         .name(name)
-                                         .eventHandlerInvoker(SimpleEventHandlerInvoker.builder()
-                                                                                       .eventHandlers(handler)
-                                                                                       .listenerInvocationErrorHandler(
-                                                                                               PropagatingErrorHandler.instance())
-                                                                                       .build())
-                                         .messageSource(ring.eventStore)
-                                         .transactionManager(ring.transactions)
-                                         .build();
-        processor.start();
-        return processor;
-    }
-
-    static class Refusal extends RuntimeException {
-        Refusal(long amount) {
-            super("a deposit of " + amount + " is refused by a projection");
-        }
-    }
-
-    /** For each deposit on an x account: a side deposit sent and an update emitted. */
-    static final class Relay {
-        private final CommandGateway gateway;
-        private final QueryUpdateEmitter emitter;
-
-        Relay(CommandGateway gateway, QueryUpdateEmitter emitter) {
-            this.gateway = gateway;
-            this.emitter = emitter;
-        }
-
-        @EventHandler
-        void on(Deposited deposited) {
-            if (deposited.accountId().startsWith("x")) {
-                gateway.send(new Deposit("side", deposited.amount()));
-                emitter.emit(String.class, query -> true, deposited.amount());
-            }
-        }
-    }
-
-    static final class Refuser {
-        @EventHandler
-        void on(Deposited deposited) {
-            if (deposited.amount() == REFUSED) {
-                throw new Refusal(deposited.amount());
-            }
         }
     }
 }
