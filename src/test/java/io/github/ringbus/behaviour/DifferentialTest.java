@@ -118,6 +118,8 @@ class DifferentialTest {
     private boolean allAtOnce;
     /** With {@link #allAtOnce}: after how many handled commands another thread shuts the ring down; -1 never. */
     private int shutdownAfter = -1;
+    /** What the rest of the application saw of the current program on the ring, or null where it is not compared. */
+    private World ringWorld;
 
     @AfterTry
     void shutDown() {
@@ -1283,11 +1285,14 @@ class DifferentialTest {
         List<String> onRing = runOnRing(shape, program);
         lastRingOutcomes = onRing;
         Map<String, List<String>> ringStreams = streams(ringEngine, program);
-        shutDown();
+        EventStorageEngine ringStorage = ringEngine;
+        World watched = ringWorld;
+        ringWorld = null;
+        shutDown(); // drains the ring: every command its subscribers sent is handled
+        List<String> ringSaw = watched == null ? null : watched.transcript(ringStorage);
 
         EventStorageEngine engine = store.engine(program);
         EmbeddedEventStore eventStore = EmbeddedEventStore.builder().storageEngine(engine).build();
-        subscribeFailing(eventStore, program.subscriberFailsOn());
         SimpleCommandBus bus = SimpleCommandBus.builder().build();
         if (store.transactions() != null) {
             // One transaction per root Unit of Work, as the ring stores each command: a nested command the
@@ -1309,6 +1314,8 @@ class DifferentialTest {
         gateway = DefaultCommandGateway.builder().commandBus(bus).build();
         DifferentialTest.bus = bus;
         sideBus = bus;
+        World twinWorld = watched == null ? null : World.watch(eventStore, bus, store.transactions());
+        subscribeFailing(eventStore, program.subscriberFailsOn());
         for (String account : program.opened()) {
             assertThat(send(bus, new Open(account))).isEqualTo(account);
         }
@@ -1338,6 +1345,7 @@ class DifferentialTest {
                 history.everythingBeforeCompleted(); // and waits for it before the next
             }
         }
+        List<String> twinSaw = twinWorld == null ? null : twinWorld.transcript(engine);
         eventStore.shutDown();
         while (expected.size() < onRing.size()) {
             expected.add(SHUT_DOWN);
@@ -1345,6 +1353,7 @@ class DifferentialTest {
 
         assertThat(onRing).as("outcomes on ringbus (%s), step by step", shape).isEqualTo(expected);
         assertThat(ringStreams).as("stored streams on ringbus (%s)", shape).isEqualTo(streams(engine, program));
+        assertThat(ringSaw).as("what the rest of the application saw on ringbus (%s)", shape).isEqualTo(twinSaw);
     }
 
     /**
@@ -1420,7 +1429,6 @@ class DifferentialTest {
     private List<String> runOnRing(Shape shape, Program program) {
         ringEngine = store.engine(program, shape.copyAppend());
         RingEventStore eventStore = RingEventStore.builder().storageEngine(ringEngine).build();
-        subscribeFailing(eventStore, program.subscriberFailsOn());
         RingCommandBus.Builder builder = RingCommandBus.builder().eventStore(eventStore)
                                                        .shutdownTimeout(Duration.ofSeconds(5))
                                                        .threadNamePrefix(nextRingPrefix("ring"));
@@ -1447,6 +1455,9 @@ class DifferentialTest {
         ring.start();
         gateway = DefaultCommandGateway.builder().commandBus(ring).build();
         bus = ring;
+        ringWorld = World.watched(shape, program, shutdownAfter) ? World.watch(eventStore, ring, store.transactions())
+                : null;
+        subscribeFailing(eventStore, program.subscriberFailsOn()); // after the watcher: it must be taken back
         for (String account : program.opened()) {
             assertThat(send(ring, new Open(account))).isEqualTo(account);
         }
@@ -1835,6 +1846,70 @@ class DifferentialTest {
         @Override
         public EventStorageEngine sameTables(Program program, boolean copy) {
             throw new UnsupportedOperationException("The replica runs on the JDBC engine only");
+        }
+    }
+
+    /**
+     * The rest of the application, watched: an Axon subscribing processor (under {@code PropagatingErrorHandler}, on
+     * the bus's transaction manager) that, for each deposit on a program account, sends a deposit to the account
+     * {@value #WORLD} and emits a subscription-query update, as a saga or a projection does; subscribed before the
+     * program's refusing subscriber, so that what it did for a refused command must be taken back. Its transcript,
+     * counted, is what the world saw: each deposit sent and stored, each update received. Compared where a subscriber
+     * runs in the store's transaction, without a shutdown part-way and without a replica (a second ring's store has
+     * subscribers of its own).
+     */
+    private static final class World {
+
+        /** The account the watcher's commands go to: no program touches it. */
+        static final String WORLD = "world";
+        /** Added to a program amount for the watcher's deposit, so that no interceptor of the program refuses it. */
+        static final long OFFSET = 1_000_000;
+
+        private final List<Long> updates = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final org.axonframework.eventhandling.SubscribingEventProcessor processor;
+
+        private World(EmbeddedEventStore eventStore, CommandBus bus, TransactionManager transactions) {
+            org.axonframework.queryhandling.QueryUpdateEmitter emitter =
+                    org.axonframework.queryhandling.SimpleQueryUpdateEmitter.builder().build();
+            emitter.registerUpdateHandler(new org.axonframework.queryhandling.GenericSubscriptionQueryMessage<>(
+                           "deposits", org.axonframework.messaging.responsetypes.ResponseTypes.instanceOf(Long.class),
+                           org.axonframework.messaging.responsetypes.ResponseTypes.instanceOf(Long.class)), 4096)
+                   .getUpdates().subscribe(update -> updates.add((Long) update.getPayload()));
+            CommandGateway sender = DefaultCommandGateway.builder().commandBus(bus).build();
+            Object watcher = new Object() {
+                @org.axonframework.eventhandling.EventHandler
+                void on(Deposited deposited) {
+                    if (List.of(ACCOUNTS).contains(deposited.id())) {
+                        sender.send(new Deposit(WORLD, OFFSET + deposited.amount()));
+                        emitter.emit(String.class, query -> true, deposited.amount());
+                    }
+                }
+            };
+            processor = io.github.ringbus.fixtures.RelayingProjections.subscribe(
+                    eventStore, "world", watcher,
+                    transactions == null ? org.axonframework.common.transaction.NoTransactionManager.INSTANCE
+                            : transactions);
+            assertThat(send(bus, new Open(WORLD))).isEqualTo(WORLD);
+        }
+
+        static boolean watched(Shape shape, Program program, int shutdownAfter) {
+            return shape.inTransaction() && shutdownAfter < 0 && program.onReplica().isEmpty();
+        }
+
+        /** Starts watching, before the program's own subscriber and accounts. */
+        static World watch(EmbeddedEventStore eventStore, CommandBus bus, TransactionManager transactions) {
+            return new World(eventStore, bus, transactions);
+        }
+
+        /** @return the amounts of the deposits sent and stored, then of the updates received, each sorted */
+        List<String> transcript(EventStorageEngine engine) {
+            processor.shutDown();
+            List<Long> sent = engine.readEvents(WORLD, 0).asStream()
+                                    .map(DomainEventMessage::getPayload)
+                                    .filter(Deposited.class::isInstance)
+                                    .map(event -> ((Deposited) event).amount() - OFFSET)
+                                    .sorted().collect(Collectors.toList());
+            return List.of("sent and stored " + sent, "updates " + updates.stream().sorted().toList());
         }
     }
 

@@ -5,7 +5,10 @@ import org.axonframework.commandhandling.CommandBus;
 import org.axonframework.commandhandling.GenericCommandMessage;
 import org.axonframework.config.Configuration;
 import io.github.ringbus.AnnotatedTargetResolver;
+import org.axonframework.config.Configurer;
 import org.axonframework.config.DefaultConfigurer;
+import org.axonframework.eventhandling.EventHandler;
+import java.util.concurrent.atomic.LongAdder;
 import org.axonframework.modelling.command.CommandTargetResolver;
 import org.axonframework.updates.configuration.CommandLineUsagePropertyProvider;
 
@@ -46,9 +49,27 @@ public final class BankApplication {
      * @throws IllegalStateException if an account could not be opened
      */
     public static BankApplication start(BusChoice bus, EventStorage storage) {
+        return start(bus, storage, 0);
+    }
+
+    /**
+     * As {@link #start(BusChoice, EventStorage)}, with {@code projections} subscribing projections (Axon's
+     * subscribing event processors, each counting the events it sees), which the store stage of ringbus calls inside
+     * each batch's transaction and SimpleCommandBus inside each command's.
+     */
+    public static BankApplication start(BusChoice bus, EventStorage storage, int projections) {
         // Axon 4.13 would otherwise contact AxonIQ's update server from every JVM that starts a configuration.
         System.setProperty(CommandLineUsagePropertyProvider.DISABLED_KEY, "true");
-        Configuration configuration = DefaultConfigurer.defaultConfiguration()
+        Configurer configurer = DefaultConfigurer.defaultConfiguration();
+        if (projections > 0) {
+            configurer.eventProcessing().usingSubscribingEventProcessors();
+            for (int i = 0; i < projections; i++) {
+                String group = "projection-" + i;
+                configurer.eventProcessing().registerEventHandler(c -> new EventsSeen())
+                          .assignHandlerInstancesMatching(group, handler -> handler instanceof EventsSeen);
+            }
+        }
+        Configuration configuration = configurer
                 // Every bus finds command targets with the same resolver, so that the buses are compared, not the
                 // resolvers: Axon's default reflects over the payload class on every command, which in this workload
                 // cost SimpleCommandBus about three quarters of its throughput (docs/benchmarks.md, 2026-11-24).
@@ -87,6 +108,16 @@ public final class BankApplication {
         if (replays > 0) {
             System.out.printf("[%s] %,d accounts were replayed from the event store during the run%n",
                               bus.parameterName(), replays);
+        }
+    }
+
+    /** A subscribing projection: counts the events it is given (state outside any transaction, as a cache's). */
+    static final class EventsSeen {
+        private final LongAdder seen = new LongAdder();
+
+        @EventHandler
+        public void on(Object event) {
+            seen.increment();
         }
     }
 

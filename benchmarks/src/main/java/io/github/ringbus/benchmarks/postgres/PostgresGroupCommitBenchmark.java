@@ -86,6 +86,13 @@ public class PostgresGroupCommitBenchmark {
         @Param({"0"})
         public long rttMicros;
 
+        /**
+         * Subscribing projections of the application ({@code -p projections=1}): Axon subscribing processors, which
+         * ringbus calls inside each batch's transaction on its store thread, SimpleCommandBus inside each command's.
+         */
+        @Param({"0"})
+        public int projections;
+
         /** The engine: {@code jdbc}, {@code jpa-boot-defaults} or {@code jpa-bytea} ({@link JpaStorage.Mapping}). */
         @Param({"jdbc"})
         public String store;
@@ -127,7 +134,7 @@ public class PostgresGroupCommitBenchmark {
                     storage = jpa.eventStorage(bulkAppend);
                 }
                 application = BankApplication.start(BusChoice.named(copy || bus.equals(ON_AXONS_JPA) ? "ringbus" : bus),
-                                                     storage);
+                                                     storage, projections);
             } catch (RuntimeException e) {
                 if (jpa != null) {
                     jpa.close();
