@@ -27,6 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code CommandGateway.send}, onto which callers chain functions that may wait. A command dispatched on this thread
  * with only Axon's callbacks is completed on the complete stage's thread: this thread may be waiting for it.
  * <p>
+ * <b>Commands a store attempt held.</b> The commands a store attempt's subscribers sent ({@code HeldEffects}) are
+ * handed over here too once it committed, to enter the ring from this thread, which may wait for a free slot (the store
+ * thread that released them frees slots itself, and may not).
+ * <p>
  * <b>Order.</b> One thread calls the handed-off callbacks one at a time, in the order the complete stages handed them
  * over (ring order, with one store thread). A callback that blocks holds up the callbacks handed over after it, never
  * the ring; one that waits for an application callback of a command it sent itself (a latch that only that callback

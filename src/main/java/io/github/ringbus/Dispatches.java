@@ -3,6 +3,7 @@ package io.github.ringbus;
 import org.axonframework.commandhandling.CommandBusSpanFactory;
 import org.axonframework.commandhandling.CommandCallback;
 import org.axonframework.commandhandling.CommandMessage;
+import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.messaging.MessageDispatchInterceptor;
 import org.axonframework.monitoring.MessageMonitor;
 import org.axonframework.monitoring.NoOpMessageMonitorCallback;
@@ -10,6 +11,8 @@ import org.axonframework.tracing.Span;
 import org.axonframework.tracing.SpanScope;
 
 import java.util.List;
+
+import static org.axonframework.commandhandling.GenericCommandResultMessage.asCommandResultMessage;
 
 /**
  * The way into the ring for every command a caller dispatches: the dispatch span, the dispatch interceptors, the
@@ -31,19 +34,26 @@ final class Dispatches {
     private final Admission admission;
     /** How a command sent from a pipeline thread is dispatched. */
     private final NestedDispatch nested;
-    /** How a command a store attempt held goes on into the ring once it committed (made once). */
-    private final HeldEffects.Admission heldAdmission = (intercepted, callback) ->
-            throughTheGate(intercepted, callback, false);
+    /**
+     * How a command a store attempt held goes on into the ring once it committed: handed to the callback thread, which
+     * may wait for a slot as any caller (the store thread may not: it frees slots itself), in the order the commands
+     * were sent, ahead of the callbacks of the commands whose subscribers sent them (made once).
+     */
+    private final HeldEffects.Admission heldAdmission;
+    /** What the callback thread is handed with a held command (it takes a result with every call; this one is none). */
+    private static final CommandResultMessage<Object> RELEASED = asCommandResultMessage((Object) null);
 
     Dispatches(RingSettings settings, CommandRoutes routes,
                List<MessageDispatchInterceptor<? super CommandMessage<?>>> dispatchInterceptors,
-               RingLifecycle lifecycle, Admission admission, NestedDispatch nested) {
+               RingLifecycle lifecycle, Admission admission, NestedDispatch nested, CallbackThread callbacks) {
         this.settings = settings;
         this.routes = routes;
         this.dispatchInterceptors = dispatchInterceptors;
         this.lifecycle = lifecycle;
         this.admission = admission;
         this.nested = nested;
+        this.heldAdmission = (intercepted, callback) -> callbacks.hand(
+                (command, none) -> throughTheGate(intercepted, callback, false), intercepted, RELEASED);
     }
 
     /** See {@link RingCommandBus#dispatch(CommandMessage, CommandCallback)}; arguments checked by the caller. */

@@ -18,7 +18,8 @@ import java.util.List;
  * the transaction of the events that caused it and rolls back with them.
  * <p>
  * A held command passed the dispatch interceptors when it was sent (one that refuses it fails the send, as on Axon's
- * buses), and passes the message monitor when it is released. A dropped command was never sent: the monitor never saw
+ * buses), and passes the message monitor when it is released, on the bus's callback thread, which may wait for a
+ * free slot (a store thread may not: a held command must not fail for a full ring where the caller would have waited). A dropped command was never sent: the monitor never saw
  * it, its callback is never called (its subscriber is called again in the next attempt, if its command is stored, and
  * sends it again). A command waited for on the store thread ({@code sendAndWait}) is not held: {@link NestedDispatch}
  * runs it in place or refuses it, as before.

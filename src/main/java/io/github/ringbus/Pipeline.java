@@ -427,6 +427,11 @@ final class Pipeline implements RingStages {
         return shape;
     }
 
+    /** @return the thread that calls the callbacks that may wait, off the stage threads */
+    CallbackThread callbacks() {
+        return callbacks;
+    }
+
     /** @return what follows from the ring's shape */
     StagePlan.Facts facts() {
         return facts;

@@ -111,7 +111,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
                                                    handlerInterceptors, settings.messageMonitor(),
                                                    settings.rollbackConfiguration(), pipeline,
                                                    pipeline.facts().handlerThreadPreloads());
-        this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission, nested);
+        this.dispatches = new Dispatches(settings, routes, dispatchInterceptors, lifecycle, admission, nested,
+                                         pipeline.callbacks());
         this.aggregates = new RingAggregates(routes, settings.eventStore(), settings.cacheSize(), coldReads,
                                              reads.reads(), pipeline::completedSequence, snapshots,
                                              snapshots.offPipeline(settings.snapshotTriggerDefinition()),
