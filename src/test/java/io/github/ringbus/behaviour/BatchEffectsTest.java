@@ -109,6 +109,39 @@ class BatchEffectsTest {
         assertThat(ringOutcomes).containsExactlyElementsOf(twinOutcomes);
     }
 
+    @Test
+    void everyCommandASubscriberSendsIsHandledWhenTheyAreMoreThanTheRingHasFreeSlots() throws InterruptedException {
+        // A ring of 16 slots, and a subscriber that sends 40 commands for one deposit: released on the store thread
+        // (which may not wait for a slot it frees itself) most of them failed for a full ring.
+        ring = RingbusFixture.started(b -> b.ringSize(16));
+        CommandGateway gateway = DefaultCommandGateway.builder().commandBus(ring.bus).build();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        processors.add(RelayingProjections.subscribe(ring.eventStore, "fan-out", new Object() {
+            @org.axonframework.eventhandling.EventHandler
+            void on(Deposited deposited) {
+                if (deposited.accountId().equals("x1")) {
+                    for (long i = 1; i <= 40; i++) {
+                        gateway.send(new Deposit("side", i)).exceptionally(failure -> {
+                            failures.add(failure);
+                            return null;
+                        });
+                    }
+                }
+            }
+        }));
+        ring.sendAndWait(new Open("side"));
+        ring.sendAndWait(new Open("x1"));
+
+        assertThat(ring.sendAndWait(new Deposit("x1", 1)).isExceptional()).isFalse();
+
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (ring.storedPayloads("side").size() < 41 && failures.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(failures).isEmpty();
+        assertThat(ring.storedPayloads("side")).hasSize(41); // opened, and each of the 40 deposits once
+    }
+
     private static List<Object> sideDepositsOn(World world, Run run) throws InterruptedException {
         run.on(world);
         world.awaitSideDeposits(2);
