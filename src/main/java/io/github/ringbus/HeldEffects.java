@@ -18,15 +18,16 @@ import java.util.List;
  * the transaction of the events that caused it and rolls back with them.
  * <p>
  * A held command passed the dispatch interceptors when it was sent (one that refuses it fails the send, as on Axon's
- * buses), and passes the message monitor when it is released, on the bus's callback thread, which may wait for a
- * free slot (a store thread may not: a held command must not fail for a full ring where the caller would have waited). A dropped command was never sent: the monitor never saw
- * it, its callback is never called (its subscriber is called again in the next attempt, if its command is stored, and
- * sends it again). A command waited for on the store thread ({@code sendAndWait}) is not held: {@link NestedDispatch}
- * runs it in place or refuses it, as before.
+ * buses); once released it is handed to the bus's callback thread, which passes it through the message monitor into
+ * the ring and may wait for a free slot (a store thread may not: a held command must not fail for a full ring where
+ * its sender would have waited). A dropped command was never sent: the monitor never saw it, its callback is never
+ * called (its subscriber is called again in the next attempt, if its command is stored, and sends it again). A command
+ * waited for on the store thread ({@code sendAndWait}) is not held: {@link NestedDispatch} runs it in place or refuses
+ * it.
  * <p>
- * A send is held when the root of the sender's current Unit of Work is a {@link StoreUnitOfWork} ({@link StoreUnitOfWork#heldByCurrent}): the store stage
- * calls the subscribers in one, and a subscribing processor's Unit of Work nests in it. One per store thread, written
- * and read by that thread alone.
+ * A send is held when the root of the sender's current Unit of Work is a {@link StoreUnitOfWork}
+ * ({@link StoreUnitOfWork#heldByCurrent}): the store stage calls the subscribers in one, and a subscribing processor's
+ * Unit of Work nests in it. One per store thread, written and read by that thread alone.
  * <p>
  * Tests: {@code behaviour.BatchEffectsTest}, {@code postgres.PostgresBatchEffectsTest}.
  */
@@ -137,15 +138,12 @@ final class HeldEffects {
     void release() {
         open = false;
         appends.clear();
-        if (sends.isEmpty()) {
-            return;
-        }
-        // Copied out first: the list is reused by the next attempt.
-        HeldSend[] released = sends.toArray(new HeldSend[0]);
-        sends.clear();
-        for (HeldSend send : released) {
+        // Handing over adds nothing to this list (the callback thread admits them), so it is walked in place.
+        for (int i = 0; i < sends.size(); i++) {
+            HeldSend send = sends.get(i);
             send.admission().admit(send.command(), send.callback());
         }
+        sends.clear();
     }
 
     /** The attempt was rolled back: what it held is dropped, as if never done. */
