@@ -6,6 +6,7 @@ import org.axonframework.commandhandling.callbacks.FailureLoggingCallback;
 import org.axonframework.commandhandling.gateway.RetryingCallback;
 import org.axonframework.config.AggregateConfigurer;
 import org.axonframework.config.Component;
+import org.axonframework.eventhandling.AbstractEventBus;
 import org.axonframework.eventsourcing.AbstractSnapshotTrigger;
 import org.axonframework.eventsourcing.Snapshotter;
 import org.axonframework.eventsourcing.eventstore.AbstractEventStore;
@@ -64,6 +65,12 @@ import java.util.function.Function;
  *       ({@link TransactionalHandlers}), whose command then runs whole in the command's transaction, as on
  *       {@code SimpleCommandBus}. Fallback: such a command runs in the ring's group commit, and the handler's
  *       transaction is not the command's.</li>
+ *   <li>The private {@code eventsKey} of Axon's {@code AbstractEventBus}: the resource under which an event bus (any
+ *       of Axon's event stores) queues the events published in a Unit of Work. On an event store that is not a
+ *       {@link RingEventStore}, a ring command's Unit of Work holds under that key a queue of its own
+ *       ({@link #eventQueueKeyOf}), so that events a handler publishes on that store join the command's events in the
+ *       order the handler produced them and are stored with its batch, as on {@code SimpleCommandBus}. Fallback: Axon
+ *       appends them while the command prepares its commit, ahead of the command's own events, with a warning.</li>
  * </ol>
  * One more dependence is a copy of behaviour rather than an access: {@link InstanceCommandInvoker} does what Axon's
  * {@code AnnotatedAggregate.handle} does for aggregates without command handler interceptors or entity handlers;
@@ -140,6 +147,7 @@ final class AxonInternals {
     private static final Field WRAPPED_INNER;
     private static final Field FAILURE_LOGGING_DELEGATE;
     private static final Field RETRYING_DELEGATE;
+    private static final Field EVENTS_KEY;
     /** Axon's class of a running time limit, in Axon versions with Unit of Work timeouts (access 7). */
     static final String TIME_LIMITED_TASK = "org.axonframework.messaging.timeout.AxonTimeLimitedTask";
     private static final String TIMEOUT_INTERCEPTOR = "org.axonframework.messaging.timeout.UnitOfWorkTimeoutInterceptor";
@@ -189,6 +197,10 @@ final class AxonInternals {
                                                   () -> FailureLoggingCallback.class.getDeclaredField("delegate"));
         RETRYING_DELEGATE = (Field) access(unavailable, "RetryingCallback.delegate", wrappers,
                                            () -> RetryingCallback.class.getDeclaredField("delegate"));
+        EVENTS_KEY = (Field) access(unavailable, "AbstractEventBus.eventsKey",
+                                    "events a handler publishes on an event store that is not a RingEventStore are "
+                                            + "appended by Axon ahead of the command's own events",
+                                    () -> AbstractEventBus.class.getDeclaredField("eventsKey"));
         String timeLimitKey = null;
         Method completeTimeLimit = null;
         if (classExists(TIMEOUT_INTERCEPTOR)) {
@@ -416,6 +428,24 @@ final class AxonInternals {
             return (EventStorageEngine) STORAGE_ENGINE.invoke(eventStore);
         } catch (ReflectiveOperationException | RuntimeException e) {
             logger.warn("Cannot read the storage engine of event store [{}]", eventStore.getClass().getName(), e);
+            return null;
+        }
+    }
+
+    /**
+     * @param eventStore an event store
+     * @return the key of the Unit of Work resource under which Axon's event bus queues the events published on
+     * {@code eventStore} in that Unit of Work (access 10); null when the store is not one of Axon's event buses, or
+     * this Axon version does not let the key be read
+     */
+    static String eventQueueKeyOf(EventStore eventStore) {
+        if (EVENTS_KEY == null || !(eventStore instanceof AbstractEventBus)) {
+            return null;
+        }
+        try {
+            return (String) EVENTS_KEY.get(eventStore);
+        } catch (IllegalAccessException | RuntimeException e) {
+            logger.warn("Cannot read the event queue key of event store [{}]", eventStore.getClass().getName(), e);
             return null;
         }
     }

@@ -46,8 +46,21 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
     /** The event store this slot's ring stores to: events published on it by the handler join the slot's events. */
     private final EventStore eventStore;
 
+    /** See {@link SlotUnitOfWork.Command#eventQueueKey()}; null on a {@code RingEventStore}. */
+    private final String eventQueueKey;
+
     CommandSlot(EventStore eventStore) {
+        this(eventStore, null);
+    }
+
+    /**
+     * @param eventStore    the event store the slot's ring stores to
+     * @param eventQueueKey where the ring stores to one of Axon's event stores that is not a {@code RingEventStore},
+     *                      the resource key its event bus queues a Unit of Work's published events under; else null
+     */
+    CommandSlot(EventStore eventStore, String eventQueueKey) {
         this.eventStore = eventStore;
+        this.eventQueueKey = eventQueueKey;
     }
 
     // --- written by the dispatching thread -------------------------------------------------------------------------
@@ -225,6 +238,11 @@ final class CommandSlot implements StageTimes, SlotUnitOfWork.Command, Aggregate
     @Override
     public boolean storesTo(EventStore store) {
         return eventStore == store;
+    }
+
+    @Override
+    public String eventQueueKey() {
+        return eventQueueKey;
     }
 
     /**

@@ -105,11 +105,18 @@ final class Pipeline implements RingStages {
         boolean inTransaction = facts.subscribers() == StagePlan.Facts.Subscribers.IN_THE_STORES_TRANSACTION;
         boolean afterStore = settings.publishMode() == PublishMode.AFTER_STORE;
         this.publishSeparately = facts.publishesSeparately();
-        if (splitStore == null) {
+        // Where the store is one of Axon's event buses but not a RingEventStore, each slot's Unit of Work holds the
+        // queue Axon's bus puts published events in, so that they stay among the command's events (SlotUnitOfWork).
+        String eventQueueKey = splitStore == null ? AxonInternals.eventQueueKeyOf(settings.eventStore()) : null;
+        if (splitStore == null && eventQueueKey != null) {
             logger.info("Event store [{}] is not a RingEventStore: the store stage appends and notifies "
-                                + "subscribers in one step, and no separate publish stage runs; events that command "
-                                + "handlers publish on the event bus are stored by Axon's event bus while the command "
-                                + "prepares its commit, not by the store stage",
+                                + "subscribers in one step, and no separate publish stage runs",
+                        settings.eventStore().getClass().getName());
+        } else if (splitStore == null) {
+            logger.warn("Event store [{}] is not a RingEventStore nor one of Axon's event buses: the store stage "
+                                + "appends and notifies subscribers in one step, and events that command handlers "
+                                + "publish on it are stored while the command prepares its commit, ahead of the "
+                                + "events its aggregate applied, not with the command's batch; use a RingEventStore",
                         settings.eventStore().getClass().getName());
         }
 
@@ -201,7 +208,8 @@ final class Pipeline implements RingStages {
         this.threads = new PipelineThreads(threadNames);
         this.storingThreadNames = plan.storingThreadNames(settings.threadNamePrefix());
         this.stageEndGraceNanos = Math.min(TimeUnit.SECONDS.toNanos(10), settings.shutdownTimeout().toNanos());
-        this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore()), settings.ringSize(), threads,
+        this.disruptor = new Disruptor<>(() -> new CommandSlot(settings.eventStore(), eventQueueKey),
+                                         settings.ringSize(), threads,
                                          ProducerType.MULTI, waitStrategy(settings.waitStrategy()));
         SlotFailureHandler failures = new SlotFailureHandler();
         disruptor.setDefaultExceptionHandler(failures);

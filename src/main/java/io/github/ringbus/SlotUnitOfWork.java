@@ -11,7 +11,10 @@ import org.axonframework.messaging.unitofwork.MessageProcessingContext;
 import org.axonframework.messaging.unitofwork.RollbackConfiguration;
 import org.axonframework.messaging.unitofwork.UnitOfWork;
 
+import java.util.AbstractList;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -55,6 +58,11 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     private final ArrayDeque<Consumer<UnitOfWork<CommandMessage<?>>>>[] handlersByPhase;
     /** False once prepare-commit handlers were registered when the command prepared its commit. */
     private boolean preparedWithoutHandlers = true;
+    /**
+     * What Axon's event bus finds as its queue of this Unit of Work when the ring stores to one of Axon's event
+     * stores that is not a {@code RingEventStore} (see {@link #startFor}); made once per slot. Handle stage.
+     */
+    private final PublishedQueue publishedQueue = new PublishedQueue();
 
     @SuppressWarnings("unchecked")
     SlotUnitOfWork(Command slot) {
@@ -86,6 +94,13 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
 
         /** @return true when the slot's ring stores its events to {@code store} */
         boolean storesTo(EventStore store);
+
+        /**
+         * @return the Unit of Work resource key under which Axon's event bus queues what is published on the ring's
+         * event store, where that store is one of Axon's own and not a {@code RingEventStore}
+         * ({@link AxonInternals#eventQueueKeyOf}); null otherwise
+         */
+        String eventQueueKey();
     }
 
     /**
@@ -153,7 +168,59 @@ final class SlotUnitOfWork extends AbstractUnitOfWork<CommandMessage<?>> impleme
     void startFor(CommandMessage<?> command) {
         context.reset(command);
         empty();
+        String queueKey = slot.eventQueueKey();
+        if (queueKey != null) {
+            // Axon's event bus queues what is published in a Unit of Work under this key, and registers its own
+            // prepare-commit append only when it makes the queue: found here, the queue is the command's, and the
+            // events join the slot's in the handler's order (the put allocates a map entry; only on a plain store).
+            publishedQueue.clear();
+            resources().put(queueKey, publishedQueue);
+        }
         start();
+    }
+
+    /**
+     * The queue Axon's {@code AbstractEventBus} adds a ring command's published events to on a plain event store: each
+     * event it is given is added to the slot's events at once, after those the handler produced before (as
+     * {@link #collectPublished} does for a {@code RingEventStore}), and kept here so that Axon's event store still
+     * finds what it staged in this Unit of Work when it reads an aggregate ({@code stagedDomainEventMessages}). Only
+     * appends are supported, which is all Axon does with it. A nested Unit of Work keeps a queue of its own, which
+     * Axon adds here at its prepare-commit, or drops when it rolls back. Handle stage.
+     */
+    private final class PublishedQueue extends AbstractList<EventMessage<?>> {
+
+        private final ArrayList<EventMessage<?>> published = new ArrayList<>(4);
+
+        @Override
+        public EventMessage<?> get(int index) {
+            return published.get(index);
+        }
+
+        @Override
+        public int size() {
+            return published.size();
+        }
+
+        @Override
+        public void add(int index, EventMessage<?> event) {
+            if (index != published.size()) {
+                throw new UnsupportedOperationException("A ring command's published events can only be appended");
+            }
+            published.add(event);
+            slot.events().add(event);
+        }
+
+        @Override
+        public boolean addAll(Collection<? extends EventMessage<?>> events) {
+            published.addAll(events);
+            slot.events().addAll(events);
+            return !events.isEmpty();
+        }
+
+        @Override
+        public void clear() {
+            published.clear();
+        }
     }
 
     /**

@@ -16,6 +16,7 @@ import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
 import org.axonframework.eventsourcing.eventstore.inmemory.InMemoryEventStorageEngine;
 import org.axonframework.modelling.command.AggregateAnnotationCommandHandler;
 import org.axonframework.modelling.command.AggregateIdentifier;
+import org.axonframework.modelling.command.Repository;
 import org.axonframework.modelling.command.TargetAggregateIdentifier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -144,6 +145,81 @@ class HandlerPublishedEventsTest {
         assertThat(ring.allStoredPayloads()).doesNotContain(new Noted("j", "refused"));
     }
 
+    /**
+     * Axon's own {@link EmbeddedEventStore} (not a {@code RingEventStore}): what a handler publishes on it keeps its
+     * place among the events its aggregate applied, as on {@link SimpleCommandBus}, and is stored with the command.
+     */
+    @Test
+    void onAxonsEmbeddedEventStorePublishedAndAppliedEventsAreStoredInTheHandlersOrderAsOnSimpleCommandBus() {
+        List<Object> onSimpleCommandBus = runOnSimpleCommandBus();
+
+        ring = RingbusFixture.startedOnEmbeddedEventStore();
+        ring.bus.registerAggregate(Journal.class);
+        Journal.eventBus = ring.eventStore;
+        ring.sendAndWait(new Begin("j"));
+        ring.sendAndWait(new Write("j", "first"));
+
+        assertThat(ring.allStoredPayloads()).containsExactlyElementsOf(onSimpleCommandBus);
+    }
+
+    /**
+     * As Axon's {@code EventPublicationOrderTest} (integration tests) has it: an external command handler loads an
+     * aggregate from its repository, has it apply an event, publishes one on the event store, and has the aggregate
+     * apply another; the published event is stored between the two, on Axon's {@link EmbeddedEventStore} too.
+     */
+    @Test
+    void onAxonsEmbeddedEventStoreAnExternalHandlersPublishedEventIsStoredBetweenTheAppliedEventsAroundIt() {
+        ring = RingbusFixture.startedOnEmbeddedEventStore();
+        Repository<Journal> journals = ring.bus.registerAggregate(Journal.class);
+        EmbeddedEventStore store = ring.eventStore;
+        ring.bus.subscribe("write twice", command -> {
+            journals.load("j").execute(journal -> journal.writePart(1));
+            store.publish(asEventMessage(new Noted("j", "between")));
+            journals.load("j").execute(journal -> journal.writePart(2));
+            return "written";
+        });
+        Journal.eventBus = store;
+        ring.sendAndWait(new Begin("j"));
+
+        assertThat(ring.send(RingbusFixture.namedCommand("write twice", "j")).awaitSuccess()).isEqualTo("written");
+
+        // Axon hands on what a creating constructor applies once it returned, after what it published (as on
+        // SimpleCommandBus, asserted above): Noted "begun" comes first.
+        assertThat(ring.allStoredPayloads()).containsExactly(
+                new Noted("j", "begun"), new Begun("j"),
+                new Written("j", 1), new Noted("j", "between"), new Written("j", 2));
+    }
+
+    @Test
+    void onAxonsEmbeddedEventStoreEventsAPlainHandlerPublishesBeforeItFailsAreNotStored() {
+        ring = RingbusFixture.startedOnEmbeddedEventStore();
+        ring.bus.subscribe("note", command -> {
+            ring.eventStore.publish(asEventMessage(new Noted("plain", "lost")));
+            throw new IllegalStateException("handler fails after publishing");
+        });
+
+        Throwable failure = ring.send(RingbusFixture.namedCommand("note", "x")).awaitFailure();
+
+        assertThat(failure).hasMessageContaining("handler fails after publishing");
+        ring.assertStillHandlesValidCommands();
+        assertThat(ring.allStoredPayloads()).doesNotContain(new Noted("plain", "lost"));
+    }
+
+    /** The store refuses the aggregate's events: what the handler published with them is not stored either. */
+    @Test
+    void onAxonsEmbeddedEventStoreEventsPublishedByACommandWhoseAggregateEventsTheStoreRefusesAreNotStored() {
+        ring = RingbusFixture.startedOnEmbeddedEventStore();
+        ring.bus.registerAggregate(Journal.class);
+        Journal.eventBus = ring.eventStore;
+        ring.sendAndWait(new Begin("j"));
+        ring.engine.refuse(new Written("j", 1));
+
+        Throwable failure = ring.send(new Write("j", "refused")).awaitFailure();
+
+        assertThat(failure).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("value refused");
+        assertThat(ring.allStoredPayloads()).containsExactly(new Noted("j", "begun"), new Begun("j"));
+    }
+
     private static List<Object> runOnSimpleCommandBus() {
         InMemoryEventStorageEngine engine = new InMemoryEventStorageEngine();
         EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(engine).build();
@@ -207,6 +283,11 @@ class HandlerPublishedEventsTest {
             apply(new Written(journalId, 1));
             eventBus.publish(asEventMessage(new Noted(journalId, command.note())));
             apply(new Written(journalId, 2));
+        }
+
+        /** What an external handler has the loaded aggregate do. */
+        void writePart(int part) {
+            apply(new Written(journalId, part));
         }
 
         @EventSourcingHandler
