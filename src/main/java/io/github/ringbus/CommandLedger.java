@@ -99,6 +99,22 @@ final class CommandLedger {
         return borrowed.contains(other);
     }
 
+    /**
+     * @param repository a ring repository
+     * @param identifier an aggregate identifier
+     * @return the aggregate of that repository and identifier that this command borrowed (loaded by its handler, or
+     *         changed by a command it ran in place) and that is still lent to it; null when none
+     */
+    AggregateHolder<?> borrowedOf(Object repository, String identifier) {
+        for (int i = 0; i < borrowed.size(); i++) {
+            AggregateHolder<?> holder = borrowed.get(i);
+            if (holder.repository() == repository && identifier.equals(holder.identifier())) {
+                return holder;
+            }
+        }
+        return null;
+    }
+
     /** @return true when its handler ran another aggregate's command in place (it borrowed that aggregate) */
     boolean ranCommandsInPlace() {
         return !borrowed.isEmpty();

@@ -34,7 +34,9 @@ import static org.axonframework.commandhandling.GenericCommandResultMessage.asCo
  *     SimpleCommandBus runs every command): a command for a plain (non-aggregate) handler, from any pipeline thread;
  *     from a handler thread inside a command, a command for the very aggregate that command targets (this thread
  *     owns it); and, waited for from the one handler thread of {@link Topology#COMPACT} (which owns every aggregate),
- *     an instance or creation command for another aggregate none of whose commands is ahead of it in the ring. Its
+ *     a command for an aggregate the command's handler already loaded or changed (it holds it, as Axon's Unit of Work
+ *     holds its lock), or an instance or creation command for another aggregate none of whose commands is ahead of
+ *     it in the ring. Its
  *     applied events join the current command's, in order, and are stored with them; if the outer command fails,
  *     they are discarded with it. A nested command of the same aggregate that fails after applying events fails the
  *     outer command too (its events cannot be taken back alone); one of another aggregate is taken back alone, with
@@ -162,6 +164,9 @@ final class NestedDispatch {
         if (target != null && runOnCreatedAlongside(command, callback, handler, outer, repository, target)) {
             return null;
         }
+        if (target != null && runOnBorrowed(command, callback, handler, outer, repository, target)) {
+            return null;
+        }
         if (!handlerThreadOwnsEveryAggregate) {
             return "with several handler threads (or the FULL topology) another thread owns that aggregate";
         }
@@ -224,6 +229,33 @@ final class NestedDispatch {
             }
         }
         return null;
+    }
+
+    /**
+     * Runs the command in place when its target is an aggregate the outer command already borrowed (its handler
+     * loaded it from the repository, or a command it ran in place changed it) and still holds: the aggregate shares
+     * the outer command's fate, its changes are among the outer command's events, ahead of every command of it still
+     * in the ring, so the nested command runs on it now, before those, as on {@code SimpleCommandBus}, where the
+     * outer command holds the aggregate's lock until it ends. Whatever the cache size or the commands queued behind.
+     * If it rolls back, what it did is taken back as for any borrowed aggregate ({@link #takeBack}).
+     *
+     * @return true when the command ran here (its callback was called)
+     */
+    private boolean runOnBorrowed(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                                  MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
+                                  RingRepository<?> repository, String target) {
+        AggregateHolder<?> borrowed = outer.ledger.borrowedOf(repository, target);
+        if (borrowed == null || !borrowed.lentTo(outer)) {
+            return false;
+        }
+        AggregateHolder<?> enclosing = outer.ledger.inPlaceTarget();
+        outer.ledger.runInPlaceOn(borrowed);
+        try {
+            runInPlace(command, callback, handler, null, borrowed, result -> outer.ledger.runInPlaceOn(enclosing));
+        } finally {
+            outer.ledger.runInPlaceOn(enclosing);
+        }
+        return true;
     }
 
     /**

@@ -10,6 +10,8 @@ import org.axonframework.commandhandling.CommandHandler;
 import org.axonframework.commandhandling.CommandResultMessage;
 import org.axonframework.commandhandling.SimpleCommandBus;
 import org.axonframework.commandhandling.callbacks.FutureCallback;
+import org.axonframework.commandhandling.gateway.CommandGateway;
+import org.axonframework.commandhandling.gateway.DefaultCommandGateway;
 import org.axonframework.eventsourcing.EventSourcingHandler;
 import org.axonframework.eventsourcing.EventSourcingRepository;
 import org.axonframework.eventsourcing.eventstore.EmbeddedEventStore;
@@ -122,6 +124,30 @@ class ExternalCommandHandlerTest {
                               List.of(new CreateCart("c1"), new AddItem("c1", "tea"), new CreateCart("c2")));
     }
 
+    /**
+     * The handler loads a cart and changes it, then waits for a command of that very cart (which runs in place, on
+     * the changed cart, as on SimpleCommandBus); whatever the cache size, the topology or what the nested command's
+     * handler answers (here: its count of items, then its refusal of a published cart).
+     */
+    @ParameterizedTest
+    @EnumSource(Shape.class)
+    void anExternalHandlerThatWaitsForACommandOfTheAggregateItChangedHasItRunOnTheChangedAggregate(Shape shape) {
+        assertSameOnBothBuses(shape, List.of(new CreateCart("c1"), new AddItem("c1", "tea"),
+                                             new AddThenWait("c1", "jam", "honey"),
+                                             new PublishThenWait("c1", "late"), new AddItem("c1", "later")));
+    }
+
+    /** As above, from a command that names no target: on COMPACT, where the one handler thread owns every cart. */
+    @ParameterizedTest
+    @EnumSource(value = Shape.class, names = {"COMPACT", "COMPACT_CACHE_1"})
+    void onCompactAnExternalHandlerWithoutANamedTargetThatWaitsForACommandOfTheAggregateItChangedHasItRunThere(
+            Shape shape) {
+        assertSameOnBothBuses(shape, List.of(new CreateCart("c1"), new CreateCart("c2"), new AddItem("c1", "tea"),
+                                             new AddThenWaitUnnamed("c1", "jam", "honey"), new AddItem("c2", "x"),
+                                             new AddThenWaitUnnamed("c1", "rum", "FAIL"), new AddItem("c1", "wine"),
+                                             new PublishThenWaitUnnamed("c1", "late"), new AddItem("c1", "later")));
+    }
+
     /** Without a named target, the handler thread cannot be chosen by aggregate: on COMPACT it owns them all. */
     @ParameterizedTest
     @EnumSource(value = Shape.class, names = {"COMPACT", "COMPACT_CACHE_1"})
@@ -181,7 +207,7 @@ class ExternalCommandHandlerTest {
         ring = shape.settings.apply(RingCommandBus.builder().eventStore(ringStore)
                                                   .shutdownTimeout(Duration.ofSeconds(5))).build();
         Repository<Cart> carts = ring.registerAggregate(Cart.class);
-        new AnnotationCommandHandlerAdapter<>(new CartPublisher(carts)).subscribe(ring);
+        new AnnotationCommandHandlerAdapter<>(new CartPublisher(carts, ring)).subscribe(ring);
         ring.start();
         List<CompletableFuture<String>> pending = commands.stream().map(command -> dispatch(ring, command))
                                                           .collect(Collectors.toList());
@@ -204,7 +230,7 @@ class ExternalCommandHandlerTest {
         EventSourcingRepository<Cart> carts = EventSourcingRepository.builder(Cart.class).eventStore(eventStore).build();
         AggregateAnnotationCommandHandler.<Cart>builder().aggregateType(Cart.class).repository(carts).build()
                                          .subscribe(bus);
-        new AnnotationCommandHandlerAdapter<>(new CartPublisher(carts)).subscribe(bus);
+        new AnnotationCommandHandlerAdapter<>(new CartPublisher(carts, bus)).subscribe(bus);
         return bus;
     }
 
@@ -282,6 +308,34 @@ class ExternalCommandHandlerTest {
         }
     }
 
+    /** Adds an item to the cart itself, then waits for an {@link AddItem} of the same cart. */
+    record AddThenWait(@TargetAggregateIdentifier String id, String item, String waitedFor) implements CartCommand {
+        public List<String> carts() {
+            return List.of(id);
+        }
+    }
+
+    /** Publishes the cart, then waits for an {@link AddItem} of the same cart (which the cart refuses). */
+    record PublishThenWait(@TargetAggregateIdentifier String id, String waitedFor) implements CartCommand {
+        public List<String> carts() {
+            return List.of(id);
+        }
+    }
+
+    /** {@link AddThenWait} naming no target. */
+    record AddThenWaitUnnamed(String id, String item, String waitedFor) implements CartCommand {
+        public List<String> carts() {
+            return List.of(id);
+        }
+    }
+
+    /** {@link PublishThenWait} naming no target. */
+    record PublishThenWaitUnnamed(String id, String waitedFor) implements CartCommand {
+        public List<String> carts() {
+            return List.of(id);
+        }
+    }
+
     /** Names no target: publishes two carts. */
     record PublishBoth(String first, String second) implements CartCommand {
         public List<String> carts() {
@@ -319,7 +373,14 @@ class ExternalCommandHandlerTest {
                 throw new IllegalStateException("cart " + id + " is published");
             }
             apply(new ItemAdded(id, command.item()));
+            if (command.item().equals("FAIL")) {
+                throw new IllegalArgumentException("cart " + id + " refuses the item it just added");
+            }
             return items.size();
+        }
+
+        void add(String item) {
+            apply(new ItemAdded(id, item));
         }
 
         int publish() {
@@ -350,9 +411,41 @@ class ExternalCommandHandlerTest {
     static class CartPublisher {
 
         private final Repository<Cart> carts;
+        private final CommandGateway gateway;
 
-        CartPublisher(Repository<Cart> carts) {
+        CartPublisher(Repository<Cart> carts, CommandBus bus) {
             this.carts = carts;
+            this.gateway = DefaultCommandGateway.builder().commandBus(bus).build();
+        }
+
+        @CommandHandler
+        String handle(AddThenWait command) {
+            carts.load(command.id()).execute(cart -> cart.add(command.item()));
+            return "then " + waitToAdd(command.id(), command.waitedFor());
+        }
+
+        @CommandHandler
+        String handle(PublishThenWait command) {
+            carts.load(command.id()).execute(Cart::publish);
+            return "then " + waitToAdd(command.id(), command.waitedFor());
+        }
+
+        @CommandHandler
+        String handle(AddThenWaitUnnamed command) {
+            return handle(new AddThenWait(command.id(), command.item(), command.waitedFor()));
+        }
+
+        @CommandHandler
+        String handle(PublishThenWaitUnnamed command) {
+            return handle(new PublishThenWait(command.id(), command.waitedFor()));
+        }
+
+        private String waitToAdd(String id, String item) {
+            try {
+                return String.valueOf((Object) gateway.sendAndWait(new AddItem(id, item)));
+            } catch (RuntimeException refused) {
+                return refused.getClass().getSimpleName() + ": " + refused.getMessage();
+            }
         }
 
         @CommandHandler
