@@ -47,7 +47,9 @@ import java.util.function.Function;
  *       decides whether a creation command may skip the read ({@link #isAxonStorageEngine}). Fallback: an engine not
  *       recognised is read, as any unknown engine.</li>
  *   <li>The private {@code maxGapOffset} of Axon's JDBC and JPA storage engines: how far several store threads may
- *       commit past one another's open transaction ({@link GapBound}). Fallback: Axon's default, 10,000.</li>
+ *       commit past one another's open transaction ({@link GapBound}). Fallback: Axon's default, 10,000. And their
+ *       private {@code gapTimeout}: how long after its timestamp an event may be committed ({@link CommitDeadline}).
+ *       Fallback: Axon's default, 60 s.</li>
  *   <li>The private resource key under which Axon's {@code UnitOfWorkTimeoutInterceptor} (Axon 4.11 on,
  *       {@code axon.timeout.*}) keeps a command's time limit in its root Unit of Work: ringbus ends the limit when the
  *       handler thread is done with the command ({@link #endTimeLimit}), so that it covers what that thread runs, as
@@ -121,9 +123,11 @@ final class AxonInternals {
             "org.axonframework.axonserver.connector.event.axon.AxonServerEventStore$AxonIQEventStorageEngine");
     /** The field of Axon's gap-aware engines (the first three of {@link #AXON_STORAGE_ENGINES}) read by access 6. */
     static final String MAX_GAP_OFFSET = "maxGapOffset";
+    static final String GAP_TIMEOUT = "gapTimeout";
 
     private static final List<String> UNAVAILABLE;
     private static final Field JDBC_MAX_GAP_OFFSET;
+    private static final Field JDBC_GAP_TIMEOUT;
     private static final Method STORAGE_ENGINE;
     private static final Field TRIGGER_SNAPSHOTTER;
     private static final Field[] AGGREGATE_SETTINGS = new Field[AggregateSetting.values().length];
@@ -187,6 +191,10 @@ final class AxonInternals {
                                              "several store threads assume Axon's default maxGapOffset (10,000)",
                                              () -> org.axonframework.eventsourcing.eventstore.jdbc
                                                      .JdbcEventStorageEngine.class.getDeclaredField(MAX_GAP_OFFSET));
+        JDBC_GAP_TIMEOUT = (Field) access(unavailable, "JdbcEventStorageEngine.gapTimeout",
+                                          "the store stage assumes Axon's default gapTimeout (60 s)",
+                                          () -> org.axonframework.eventsourcing.eventstore.jdbc
+                                                  .JdbcEventStorageEngine.class.getDeclaredField(GAP_TIMEOUT));
         String wrappers = "a command dispatched on a callback thread with a callback of Axon's gateway is completed "
                 + "on the callback thread, and a callback that waits there for such a command waits for ever";
         WRAPPED_OUTER = (Field) access(unavailable, "WrappedCommandCallback.outerCallback", wrappers,
@@ -409,6 +417,33 @@ final class AxonInternals {
                     logger.warn("Cannot read the maxGapOffset of storage engine [{}] ({}): several store threads "
                                         + "assume Axon's default (10,000)", engine.getClass().getName(), e.toString());
                     return -1;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @param engine a storage engine, or null
+     * @return the {@code gapTimeout} in milliseconds of one of Axon's JDBC or JPA engines (or a subclass): how old an
+     * event may be when a tracking reader meets it before the reader gives up on the gaps behind it; 0 when it cannot
+     * be read; -1 for another engine (which has no such timeout)
+     */
+    static int gapTimeoutOf(EventStorageEngine engine) {
+        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
+            int at = AXON_STORAGE_ENGINES.indexOf(type.getName());
+            if (at >= 0 && at < 3) { // JDBC, JPA, legacy JPA
+                try {
+                    Field field = at == 0 ? JDBC_GAP_TIMEOUT : type.getDeclaredField(GAP_TIMEOUT);
+                    if (field == null) {
+                        return 0;
+                    }
+                    field.setAccessible(true);
+                    return field.getInt(engine);
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    logger.warn("Cannot read the gapTimeout of storage engine [{}] ({}): the store stage assumes "
+                                        + "Axon's default (60 s)", engine.getClass().getName(), e.toString());
+                    return 0;
                 }
             }
         }

@@ -155,10 +155,11 @@ final class Pipeline implements RingStages {
             storeThreadNames[shard] = settings.threadNamePrefix() + "-store-complete-" + shard;
         }
         GapBound gapBound = GapBound.forStore(settings.eventStore(), storeThreadNames);
+        CommitDeadline deadline = CommitDeadline.forStore(settings.eventStore());
         for (int shard = 0; storeCompletes && shard < storeShards; shard++) {
             String suffix = storeShards == 1 ? "" : "-" + shard;
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, gapBound,
-                                                  shard);
+                                                  deadline, shard);
             storeStages.add(storeStage);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor(), callbacks);
             completeStages.add(completeStage);
@@ -182,7 +183,8 @@ final class Pipeline implements RingStages {
             // aggregates, each committing and completing on its own.
             plan = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers).then(shards);
         } else {
-            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null, 0);
+            StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null,
+                                                  CommitDeadline.forStore(settings.eventStore()), 0);
             storeStages.add(storeStage);
             store = new StageGuard("store", storeStage, leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor(), callbacks);
@@ -232,10 +234,11 @@ final class Pipeline implements RingStages {
     }
 
     private StoreStage newStoreStage(RingSettings settings, RingEventStore splitStore, boolean inTransaction,
-                                            LeftInterrupts leftInterrupts, GapBound gapBound, int shard) {
+                                            LeftInterrupts leftInterrupts, GapBound gapBound,
+                                            CommitDeadline deadline, int shard) {
         return new StoreStage(settings.eventStore(), splitStore, settings.transactionManager(),
                               settings.maxStoreBatchEvents(), settings.pipelineMonitor(), inTransaction,
-                              leftInterrupts, recovery, reRuns, gapBound, shard, outage);
+                              leftInterrupts, recovery, reRuns, gapBound, shard, outage, deadline);
     }
 
     /**

@@ -19,6 +19,11 @@ final class StoreAttempt {
         APPEND_FAILED,
         /** A subscriber threw for the {@link #culprit}'s events ({@code IN_TRANSACTION}); rolled back. */
         REFUSED_BY_SUBSCRIBER,
+        /**
+         * Nothing appended: the {@link #culprit}'s events would be committed too long after their timestamp
+         * ({@link CommitDeadline}); rolled back.
+         */
+        TOO_LATE,
         /** The commit failed (or, on a plain event store, what came after its subscribers): committed or not. */
         COMMIT_FAILED
     }
@@ -29,7 +34,7 @@ final class StoreAttempt {
     final End end;
     /** What it failed with; null when stored. */
     final Throwable failure;
-    /** The command whose subscriber threw ({@link End#REFUSED_BY_SUBSCRIBER}), else null. */
+    /** The command whose subscriber threw ({@link End#REFUSED_BY_SUBSCRIBER}) or that came too late, else null. */
     final CommandSlot culprit;
 
     private StoreAttempt(End end, Throwable failure, CommandSlot culprit) {
@@ -39,7 +44,7 @@ final class StoreAttempt {
     }
 
     static StoreAttempt failed(End end, Throwable failure) {
-        if (end == End.STORED || end == End.REFUSED_BY_SUBSCRIBER || failure == null) {
+        if (end == End.STORED || end == End.REFUSED_BY_SUBSCRIBER || end == End.TOO_LATE || failure == null) {
             throw new IllegalArgumentException("A failure in " + end + " needs its exception (and no culprit)");
         }
         return new StoreAttempt(end, failure, null);
@@ -50,6 +55,13 @@ final class StoreAttempt {
             throw new IllegalArgumentException("A subscriber's refusal needs its command and its exception");
         }
         return new StoreAttempt(End.REFUSED_BY_SUBSCRIBER, failure, culprit);
+    }
+
+    static StoreAttempt tooLate(CommandSlot culprit, Throwable failure) {
+        if (culprit == null || failure == null) {
+            throw new IllegalArgumentException("A command too late to commit needs its command and its exception");
+        }
+        return new StoreAttempt(End.TOO_LATE, failure, culprit);
     }
 
     boolean stored() {

@@ -93,7 +93,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
     StoreStage(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
                int maxBatchEvents, StoreBatchListener batchListener, boolean publishInTransaction,
                LeftInterrupts leftInterrupts, StoreRecovery recovery, ReRuns reRuns, GapBound gapBound, int shard,
-               StoreOutage outage) {
+               StoreOutage outage, CommitDeadline deadline) {
         this.outage = outage;
         this.recovery = recovery;
         this.gapBound = gapBound;
@@ -105,7 +105,7 @@ final class StoreStage implements EventHandler<CommandSlot> {
         this.givenUp = new GivenUpState(recovery, reRuns);
         this.readBack = new StoreReadBack(eventStore, splitStore, leftInterrupts);
         this.transaction = new StoreTransaction(eventStore, splitStore, transactionManager, publishInTransaction,
-                                                leftInterrupts);
+                                                leftInterrupts, deadline);
     }
 
     @Override

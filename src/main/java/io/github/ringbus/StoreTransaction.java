@@ -43,6 +43,8 @@ final class StoreTransaction {
     private final boolean publishOneByOne;
     /** Clears an interrupt flag a subscriber or the store left, before the next subscriber or the commit runs. */
     private final LeftInterrupts leftInterrupts;
+    /** How late after their timestamp events may be committed; null where the engine has no gap timeout. */
+    private final CommitDeadline deadline;
 
     // Scratch of the attempt in hand, read once into its StoreAttempt.
     /** The command whose subscriber threw in the attempt in hand (set by publish), or null. */
@@ -59,7 +61,7 @@ final class StoreTransaction {
     private final HeldEffects held = new HeldEffects();
 
     StoreTransaction(EventStore eventStore, RingEventStore splitStore, TransactionManager transactionManager,
-                     boolean publishInTransaction, LeftInterrupts leftInterrupts) {
+                     boolean publishInTransaction, LeftInterrupts leftInterrupts, CommitDeadline deadline) {
         this.eventStore = eventStore;
         this.splitStore = splitStore;
         this.transactionManager = transactionManager;
@@ -67,6 +69,7 @@ final class StoreTransaction {
         this.subscribersFirst = transactionManager instanceof NoTransactionManager;
         this.publishOneByOne = splitStore == null && OneByOnePublish.needed(eventStore);
         this.leftInterrupts = leftInterrupts;
+        this.deadline = deadline;
     }
 
     /**
@@ -85,6 +88,18 @@ final class StoreTransaction {
             transaction = transactionManager.startTransaction();
         } catch (Throwable failure) {
             return StoreAttempt.failed(StoreAttempt.End.BEGIN_FAILED, failure);
+        }
+        // After the begin, which may have waited for a connection: nothing is appended that tracking processors
+        // could meet too late after its timestamp (CommitDeadline).
+        CommandSlot late = deadline == null ? null : deadline.firstLate(slots);
+        if (late != null) {
+            Throwable failure = deadline.failure(late);
+            try {
+                transaction.rollback();
+            } catch (Throwable rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+            }
+            return StoreAttempt.tooLate(late, failure);
         }
         held.begin(publishInTransaction && subscribersFirst);
         try {

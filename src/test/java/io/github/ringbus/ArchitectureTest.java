@@ -291,6 +291,7 @@ class ArchitectureTest {
             Map.entry("HeldEffects", "store thread: reads them to append each command's events before what its "
                     + "subscribers published, where they ran before the append"),
             Map.entry("StoreReadBack", "store thread: reads the stored ones to read each new payload type back"),
+            Map.entry("CommitDeadline", "store thread: reads their timestamps before an attempt appends them"),
             Map.entry("StoreRecovery", "store thread: reads them for the facts the policy is given (whether a "
                     + "refused command creates an aggregate); the policy itself reads no slot"),
             Map.entry("RefusedBatch", "store thread: reads them to append a group of a refused batch again"),
@@ -336,7 +337,8 @@ class ArchitectureTest {
                                              "MirroredSubscriptions"));
         CORE_LAYERS.put("Pipeline", Set.of("Pipeline", "StagePlan", "RingStages", "StageGuard", "LeftInterrupts",
                                            "PreloadStage", "PreloadThenHandle", "HandleStage", "WholeCommandRunner",
-                                           "StoreShard", "StoreStage", "GapBound", "StoreFailures", "StoreAttempt",
+                                           "StoreShard", "StoreStage", "GapBound", "CommitDeadline", "StoreFailures",
+                                           "StoreAttempt",
                                            "StoreFailureNotice", "FailFastReads", "StoreOutage", "MinuteCount",
                                            "StoreHealth", "StoreReadBack", "StoreTransaction", "StoreUnitOfWork",
                                            "HeldEffects", "GivenUpState",
@@ -509,20 +511,26 @@ class ArchitectureTest {
     private static final Set<String> STORE_COMPONENT = Set.of(
             "StoreStage", "StoreShard", "GapBound", "StoreTransaction", "StoreReadBack", "StoreAttempt", "StoreRecovery",
             "IsolatingStoreRecovery", "RefusedBatch", "GivenUpState", "StoreFailures", "StoreFailureNotice",
-            "StoreOutage", "FailFastReads", "StoreHealth", "MinuteCount", "StoreUnitOfWork", "HeldEffects");
+            "StoreOutage", "FailFastReads", "StoreHealth", "MinuteCount", "StoreUnitOfWork", "HeldEffects",
+            "CommitDeadline");
 
     /** Its doors: each class of the component the rest of the core may use, and who uses it. */
-    private static final Map<String, Set<String>> STORE_DOORS = Map.of(
-            "StoreStage", Set.of("Pipeline"), // built and wired into the ring
-            "StoreShard", Set.of("Pipeline"),
-            "GapBound", Set.of("Pipeline"),
-            "IsolatingStoreRecovery", Set.of("Pipeline"), // the bus's one policy, made from the stage plan
-            "StoreRecovery", Set.of("Pipeline", "HandleStage"), // a re-run asks it which commands may run again
-            "StoreOutage", Set.of("Pipeline"),
-            "StoreHealth", Set.of("Pipeline"), // read for the bus's health
-            "FailFastReads", Set.of("Pipeline", "RingCommandBus"), // the bus's reads fail fast during an outage
-            "HeldEffects", Set.of("Dispatches"), // a subscriber's send is held until its attempt commits
-            "StoreUnitOfWork", Set.of("Dispatches")); // ... found through the sender's Unit of Work
+    private static final Map<String, Set<String>> STORE_DOORS = Map.ofEntries(
+            Map.entry("StoreStage", Set.of("Pipeline")), // built and wired into the ring
+            Map.entry("StoreShard", Set.of("Pipeline")),
+            Map.entry("GapBound", Set.of("Pipeline")),
+            Map.entry("CommitDeadline", Set.of("Pipeline")), // made once per bus from its engine's gap timeout
+            // the bus's one policy, made from the stage plan
+            Map.entry("IsolatingStoreRecovery", Set.of("Pipeline")),
+            // a re-run asks it which commands may run again
+            Map.entry("StoreRecovery", Set.of("Pipeline", "HandleStage")),
+            Map.entry("StoreOutage", Set.of("Pipeline")),
+            Map.entry("StoreHealth", Set.of("Pipeline")), // read for the bus's health
+            // the bus's reads fail fast during an outage
+            Map.entry("FailFastReads", Set.of("Pipeline", "RingCommandBus")),
+            // a subscriber's send is held until its attempt commits
+            Map.entry("HeldEffects", Set.of("Dispatches")),
+            Map.entry("StoreUnitOfWork", Set.of("Dispatches"))); // ... found through the sender's Unit of Work
 
     /** What the component uses of the rest of the core: the slot and its parts, the hand-back, the event store. */
     private static final Set<String> STORE_USES = Set.of(

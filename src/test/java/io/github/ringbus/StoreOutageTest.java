@@ -35,7 +35,7 @@ class StoreOutageTest {
     private final StoreOutage outage = new StoreOutage(pool, reads, "test-store-probe");
     private final StoreStage stage = new StoreStage(eventStore, eventStore, pool, 1024, PipelineMonitor.NONE, true,
                                                     new LeftInterrupts(), new IsolatingStoreRecovery(false),
-                                                    new ReRuns(1), null, 0, outage);
+                                                    new ReRuns(1), null, 0, outage, null);
     private long sequence;
 
     @AfterEach

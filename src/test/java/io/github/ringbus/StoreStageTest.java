@@ -31,7 +31,7 @@ class StoreStageTest {
                                                     PipelineMonitor.NONE, true, new LeftInterrupts(),
                                                     new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
                               new StoreOutage(NoTransactionManager.INSTANCE,
-                                              new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
+                                              new FailFastReads(NoTransactionManager.INSTANCE), "probe"), null);
     private long sequence;
 
     @AfterEach
@@ -161,7 +161,8 @@ class StoreStageTest {
     private StoreStage stageWith(TransactionManager transactions) {
         return new StoreStage(eventStore, eventStore, transactions, 1024, PipelineMonitor.NONE, true,
                               new LeftInterrupts(), new IsolatingStoreRecovery(false), new ReRuns(1), null, 0,
-                              new StoreOutage(transactions, new FailFastReads(NoTransactionManager.INSTANCE), "probe"));
+                              new StoreOutage(transactions, new FailFastReads(NoTransactionManager.INSTANCE), "probe"),
+                              null);
     }
 
     @Test
@@ -269,7 +270,7 @@ class StoreStageTest {
                                     true, new LeftInterrupts(), new IsolatingStoreRecovery(true), handlers.reRuns,
                                     null, 0, new StoreOutage(NoTransactionManager.INSTANCE,
                                                              new FailFastReads(NoTransactionManager.INSTANCE),
-                                                             "probe"));
+                                                             "probe"), null);
         onTheBenchAsOneBatch(List.of(handlers.handle("a", "open a", new Opened("a"))));
     }
 
