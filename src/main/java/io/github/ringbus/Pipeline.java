@@ -184,7 +184,7 @@ final class Pipeline implements RingStages {
             plan = StagePlan.first(StagePlan.stage("preload", preload)).then(handlers).then(shards);
         } else {
             StoreStage storeStage = newStoreStage(settings, splitStore, inTransaction, leftInterrupts, null,
-                                                  CommitDeadline.forStore(settings.eventStore()), 0);
+                                                  deadline, 0);
             storeStages.add(storeStage);
             store = new StageGuard("store", storeStage, leftInterrupts);
             CompleteStage completeStage = new CompleteStage(settings.pipelineMonitor(), callbacks);

@@ -80,6 +80,44 @@ class AxonInternalsTest {
         for (String engine : AxonInternals.AXON_STORAGE_ENGINES.subList(0, 3)) {
             Class<?> type = Class.forName(engine, false, getClass().getClassLoader());
             assertThat(type.getDeclaredField(AxonInternals.MAX_GAP_OFFSET).getType()).as(engine).isEqualTo(int.class);
+            assertThat(type.getDeclaredField(AxonInternals.GAP_TIMEOUT).getType()).as(engine).isEqualTo(int.class);
+        }
+    }
+
+    @Test
+    void theGapTimeoutOfAxonsJdbcEngineCanBeRead() {
+        org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine engine =
+                org.axonframework.eventsourcing.eventstore.jdbc.JdbcEventStorageEngine.builder()
+                        .connectionProvider(() -> {
+                            throw new IllegalStateException("not connected");
+                        })
+                        .transactionManager(org.axonframework.common.transaction.NoTransactionManager.INSTANCE)
+                        .gapTimeout(12_345)
+                        .build();
+
+        assertThat(AxonInternals.gapTimeoutOf(engine)).isEqualTo(12_345);
+        assertThat(AxonInternals.gapTimeoutOf(new InMemoryEventStorageEngine())).isEqualTo(-1);
+    }
+
+    /** The key ringbus reads is the one Axon's event bus queues a Unit of Work's published events under. */
+    @Test
+    void theEventQueueKeyOfAxonsEventBusIsWhereItQueuesPublishedEvents() {
+        EmbeddedEventStore store = EmbeddedEventStore.builder().storageEngine(new InMemoryEventStorageEngine()).build();
+        try {
+            String key = AxonInternals.eventQueueKeyOf(store);
+            org.axonframework.messaging.unitofwork.DefaultUnitOfWork<?> unitOfWork =
+                    org.axonframework.messaging.unitofwork.DefaultUnitOfWork.startAndGet(null);
+            try {
+                store.publish(org.axonframework.eventhandling.GenericEventMessage.asEventMessage("published"));
+                assertThat(key).isNotNull();
+                assertThat(unitOfWork.resources()).containsKey(key);
+                assertThat((java.util.List<?>) unitOfWork.getResource(key)).hasSize(1);
+            } finally {
+                unitOfWork.rollback();
+            }
+            assertThat(AxonInternals.eventQueueKeyOf(null)).isNull();
+        } finally {
+            store.shutDown();
         }
     }
 
