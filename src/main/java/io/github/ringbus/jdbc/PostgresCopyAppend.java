@@ -17,6 +17,7 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -40,8 +41,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * sequence number, {@code bytea} for payload and metadata with the engine's default data type {@code byte[]}), and
  * a timestamp written as a string. Anything else (another database, {@code oid} or {@code jsonb} payload columns, a
  * timestamp written as a SQL timestamp, a connection that is not pgjdbc's) is appended by Axon's own statement
- * ({@link JdbcEventStorageEngineStatements#appendEvents}), unchanged. The table's column types are read once per table
- * name and kept.
+ * ({@link JdbcEventStorageEngineStatements#appendEvents}), unchanged. The table's column types are read once per
+ * database URL, user and table name, and kept: a schema chosen after the connection was made (a pool's
+ * {@code SET search_path}) rather than in the URL ({@code currentSchema}) or the table's name is not told apart.
  * <p>
  * Thread-safe and stateless apart from that cache of column types: one instance serves every engine and thread.
  */
@@ -55,7 +57,7 @@ public final class PostgresCopyAppend implements AppendEventsStatementBuilder {
             0, 0, 0, 0}; // header extension length
     private static final int FIELDS = 9;
 
-    /** Per event table (as the schema names it): how its columns are encoded, or null when it cannot be copied. */
+    /** Per database URL, user and event table (as the schema names it): how its columns are encoded. */
     private final Map<String, Encoding> encodings = new ConcurrentHashMap<>();
 
     private PostgresCopyAppend() {
@@ -151,12 +153,17 @@ public final class PostgresCopyAppend implements AppendEventsStatementBuilder {
     }
 
     private Encoding encodingOf(Connection connection, EventSchema schema) throws SQLException {
-        Encoding known = encodings.get(schema.domainEventTable());
+        // Per database, user and table name: one instance serves every engine of the JVM, and two databases (or two
+        // schemas named in the URL) may each have a table of that name with other column types. The driver answers
+        // the URL and the user from the connection's settings, without a round trip.
+        DatabaseMetaData database = connection.getMetaData();
+        String key = database.getURL() + '\u0000' + database.getUserName() + '\u0000' + schema.domainEventTable();
+        Encoding known = encodings.get(key);
         if (known != null) {
             return known;
         }
         Encoding read = readEncoding(connection, schema);
-        encodings.put(schema.domainEventTable(), read);
+        encodings.put(key, read);
         return read;
     }
 

@@ -260,4 +260,53 @@ class PostgresCopyAppendTest extends OnPostgres {
             }
         }
     }
+
+    /**
+     * The one instance serves every engine: what it learned of a table in one database is not taken for a table of the
+     * same name in another, whose sequence column is {@code int4} where the first's is Axon's {@code int8}.
+     */
+    @Test
+    void aTableOfTheSameNameInAnotherDatabaseIsCopiedWithItsOwnColumnTypes() throws SQLException {
+        try (Connection admin = server.connect(); Statement statement = admin.createStatement();
+             ResultSet exists = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'copy_int4'")) {
+            if (!exists.next()) {
+                statement.execute("CREATE DATABASE copy_int4");
+            }
+        }
+        String otherUrl = server.jdbcUrl().replace("/postgres?", "/copy_int4?");
+        try (var otherPool = PostgresServer.pool(otherUrl, 2)) {
+            JdbcTransactionManager otherTransactions = new JdbcTransactionManager(otherPool);
+            JdbcEventStorageEngine other = JdbcEventStorageEngine.builder()
+                    .connectionProvider(otherTransactions.connectionProvider())
+                    .transactionManager(otherTransactions)
+                    .eventSerializer(PostgresServer.SERIALIZER)
+                    .snapshotSerializer(PostgresServer.SERIALIZER)
+                    .persistenceExceptionResolver(new SQLStateResolver("23505"))
+                    .appendEvents(PostgresCopyAppend.INSTANCE)
+                    .build();
+            try (Connection connection = otherPool.getConnection(); Statement statement = connection.createStatement()) {
+                statement.execute("DROP TABLE IF EXISTS DomainEventEntry");
+                statement.execute("DROP TABLE IF EXISTS SnapshotEventEntry");
+            }
+            other.createSchema(org.axonframework.eventsourcing.eventstore.jdbc.PostgresEventTableFactory.INSTANCE);
+            try (Connection connection = otherPool.getConnection(); Statement statement = connection.createStatement()) {
+                statement.execute("ALTER TABLE DomainEventEntry ALTER COLUMN sequenceNumber TYPE int4");
+            }
+            appendInOneTransaction(engine(PostgresCopyAppend.INSTANCE), events().subList(0, 2)); // int8, learned first
+
+            Transaction transaction = otherTransactions.startTransaction();
+            try {
+                other.appendEvents(events().subList(0, 2));
+                transaction.commit();
+            } catch (RuntimeException failure) {
+                transaction.rollback();
+                throw failure;
+            }
+
+            assertThat(other.readEvents("a").asStream().map(e -> e.getSequenceNumber() + ":" + e.getPayload()))
+                    .containsExactly("0:" + new Opened("a"), "1:" + new Deposited("a", 5));
+        } finally {
+            emptyTheTable();
+        }
+    }
 }

@@ -46,7 +46,10 @@ import static org.axonframework.commandhandling.GenericCommandMessage.asCommandM
  */
 class PostgresLateCommitTest extends OnPostgres {
 
-    /** Axon's default is 60 s; small here so that the store's hold-up can be longer (half of it: a busy machine's own delays stay far below). */
+    /**
+     * Axon's default is 60 s; small here so that the store's hold-up can be longer. The bound is half of it: a busy
+     * machine's own delays stay far below.
+     */
     private static final int GAP_TIMEOUT_MILLIS = 4_000;
 
     @Test
