@@ -17,6 +17,8 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -48,6 +50,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Thread-safe and stateless apart from that cache of column types: one instance serves every engine and thread.
  */
 public final class PostgresCopyAppend implements AppendEventsStatementBuilder {
+
+    private static final Logger logger = LoggerFactory.getLogger(PostgresCopyAppend.class);
 
     /** The one instance. */
     public static final PostgresCopyAppend INSTANCE = new PostgresCopyAppend();
@@ -163,7 +167,13 @@ public final class PostgresCopyAppend implements AppendEventsStatementBuilder {
             return known;
         }
         Encoding read = readEncoding(connection, schema);
-        encodings.put(key, read);
+        if (encodings.put(key, read) == null && read == Encoding.NONE
+                && "PostgreSQL".equals(database.getDatabaseProductName())) {
+            logger.warn("PostgresCopyAppend appends to table [{}] of [{}] with Axon's own statement, one INSERT per "
+                                + "event: its columns are not of the types a binary COPY writes (text or varchar, "
+                                + "int8 or int4 for the sequence number, bytea for payload and metadata)",
+                        schema.domainEventTable(), database.getURL());
+        }
         return read;
     }
 

@@ -2,6 +2,9 @@ package io.github.ringbus.jpa;
 
 import jakarta.persistence.EntityManager;
 import java.sql.Connection;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -55,6 +58,8 @@ import org.hibernate.persister.entity.EntityPersister;
 public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
 
     /** Axon's entity's persistent attributes, in the order of the statement's columns. */
+    private static final Logger logger = LoggerFactory.getLogger(PostgresJpaEventStorageEngine.class);
+
     private static final String[] ATTRIBUTES = {"eventIdentifier", "metaData", "payload", "payloadRevision",
             "payloadType", "timeStamp", "aggregateIdentifier", "sequenceNumber", "type"};
 
@@ -188,35 +193,49 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
         try {
             session = entityManager.unwrap(SharedSessionContractImplementor.class);
         } catch (RuntimeException notHibernate) {
+            logger.info("PostgresJpaEventStorageEngine appends with Axon's own append: its JPA provider is not "
+                                + "Hibernate ({})", notHibernate.toString());
             return Plan.AXONS;
         }
-        if (!(session.getJdbcServices().getDialect() instanceof PostgreSQLDialect)
-                || !DomainEventEntry.class.getSimpleName().equals(domainEventEntryEntityName())
-                || overridesCreateEventEntity(getClass())) {
+        if (!(session.getJdbcServices().getDialect() instanceof PostgreSQLDialect dialect)) {
+            logger.info("PostgresJpaEventStorageEngine appends with Axon's own append: the database is not "
+                                + "PostgreSQL (Hibernate's dialect: {})",
+                        session.getJdbcServices().getDialect().getClass().getName());
             return Plan.AXONS;
+        }
+        if (!DomainEventEntry.class.getSimpleName().equals(domainEventEntryEntityName())
+                || overridesCreateEventEntity(getClass())) {
+            return axons("the engine stores entities of its own (" + domainEventEntryEntityName() + "), not Axon's "
+                                 + "DomainEventEntry");
         }
         EntityPersister persister = session.getFactory().getMappingMetamodel()
                                            .getEntityDescriptor(DomainEventEntry.class);
         Generator generator = persister.getGenerator();
         String[] identifier = persister.getIdentifierColumnNames();
         if (!(generator instanceof IdentifierGenerator identifiers) || identifier.length != 1) {
-            return Plan.AXONS;
+            return axons("the entity's global index is not made by one Hibernate identifier generator (" + generator
+                                 + ")");
         }
         String[] columns = new String[ATTRIBUTES.length];
         for (int i = 0; i < ATTRIBUTES.length; i++) {
             AttributeMapping attribute = persister.findAttributeMapping(ATTRIBUTES[i]);
             if (!(attribute instanceof SelectableMapping column)) {
-                return Plan.AXONS;
+                return axons("the entity's attribute [" + ATTRIBUTES[i] + "] is not mapped to one column");
             }
             columns[i] = column.getSelectionExpression();
         }
         String table = persister.getMappedTableDetails().getTableName();
         Map<String, String> types = new HashMap<>();
         session.doWork(connection -> types.putAll(columnTypes(connection, table)));
-        String metaData = types.get(columns[1]);
-        String payload = types.get(columns[2]);
+        if (types.isEmpty()) {
+            return axons("PostgreSQL has no table [" + table + "] (the entity's table as Hibernate names it)");
+        }
+        String metaData = types.get(asPostgresKeepsIt(columns[1]));
+        String payload = types.get(asPostgresKeepsIt(columns[2]));
         if (!isLargeObjectOrBytes(metaData) || !isLargeObjectOrBytes(payload)) {
-            return Plan.AXONS;
+            return axons("its columns [" + columns[1] + "] and [" + columns[2] + "] are of type [" + metaData
+                                 + "] and [" + payload + "] in table [" + table + "], where one statement writes "
+                                 + "oid or bytea only (PostgreSQL's columns: " + types + ")");
         }
         return new Plan(insert(table, identifier[0], columns, "oid".equals(metaData), "oid".equals(payload)),
                         identifiers);
@@ -235,11 +254,30 @@ public class PostgresJpaEventStorageEngine extends JpaEventStorageEngine {
         return false;
     }
 
+    /**
+     * A column's name as PostgreSQL keeps it: a quoted one as written, an unquoted one folded to lower case (as
+     * PostgreSQL folds unquoted identifiers; Hibernate's own naming writes {@code metaData}, which PostgreSQL keeps as
+     * {@code metadata}).
+     */
+    static String asPostgresKeepsIt(String column) {
+        if (column.length() > 1 && column.startsWith("\"") && column.endsWith("\"")) {
+            return column.substring(1, column.length() - 1);
+        }
+        return column.toLowerCase(Locale.ROOT);
+    }
+
+    /** Axon's own append for this engine's life, with the reason in the log (once per engine, at its first append). */
+    private Plan axons(String why) {
+        logger.warn("PostgresJpaEventStorageEngine appends with Axon's own append, one INSERT per event, for the life "
+                            + "of this engine: {}", why);
+        return Plan.AXONS;
+    }
+
     private static boolean isLargeObjectOrBytes(String type) {
         return "oid".equals(type) || "bytea".equals(type);
     }
 
-    /** The table's columns and their types, as PostgreSQL has them (unquoted names, as Hibernate maps them). */
+    /** The table's columns and their types, as PostgreSQL keeps them (see {@link #asPostgresKeepsIt}). */
     private static Map<String, String> columnTypes(Connection connection, String table) throws SQLException {
         Map<String, String> types = new HashMap<>();
         try (PreparedStatement statement = connection.prepareStatement(

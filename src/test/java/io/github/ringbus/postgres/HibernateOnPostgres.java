@@ -34,22 +34,36 @@ final class HibernateOnPostgres implements TransactionManager, EntityManagerProv
 
     private final SessionFactory factory;
     private final String schema;
+    private final boolean hibernateNaming;
     private final ThreadLocal<EntityManager> current = new ThreadLocal<>();
 
-    private HibernateOnPostgres(SessionFactory factory, String schema) {
+    private HibernateOnPostgres(SessionFactory factory, String schema, boolean hibernateNaming) {
         this.factory = factory;
         this.schema = schema;
+        this.hibernateNaming = hibernateNaming;
     }
 
-    /** Creates the schema {@code schema} and Axon's tables in it, anew. */
+    /** Creates the schema {@code schema} and Axon's tables in it, anew, named as Spring Boot names them. */
     static HibernateOnPostgres start(DataSource pool, String schema, Columns columns) throws Exception {
+        return start(pool, schema, columns, false);
+    }
+
+    /**
+     * @param hibernateNaming true for Hibernate's own names ({@code DomainEventEntry}, {@code metaData}: unquoted, so
+     *                        PostgreSQL folds them to lower case), as without Spring; false for Spring Boot's
+     *                        ({@code domain_event_entry}, {@code meta_data})
+     */
+    static HibernateOnPostgres start(DataSource pool, String schema, Columns columns, boolean hibernateNaming)
+            throws Exception {
         try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
             statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             statement.execute("CREATE SCHEMA " + schema);
         }
         Configuration configuration = new Configuration().addAnnotatedClass(DomainEventEntry.class)
                                                          .addAnnotatedClass(SnapshotEventEntry.class);
-        configuration.setPhysicalNamingStrategy(new CamelCaseToUnderscoresNamingStrategy());
+        if (!hibernateNaming) {
+            configuration.setPhysicalNamingStrategy(new CamelCaseToUnderscoresNamingStrategy());
+        }
         configuration.getProperties().put(AvailableSettings.DATASOURCE, pool);
         configuration.setProperty(AvailableSettings.DEFAULT_SCHEMA, schema);
         configuration.setProperty(AvailableSettings.HBM2DDL_AUTO, "create");
@@ -58,12 +72,12 @@ final class HibernateOnPostgres implements TransactionManager, EntityManagerProv
             configuration.setProperty(AvailableSettings.STATEMENT_BATCH_SIZE, "64");
             configuration.setProperty(AvailableSettings.ORDER_INSERTS, "true");
         }
-        return new HibernateOnPostgres(configuration.buildSessionFactory(), schema);
+        return new HibernateOnPostgres(configuration.buildSessionFactory(), schema, hibernateNaming);
     }
 
     /** The event table, qualified by its schema. */
     String eventTable() {
-        return schema + ".domain_event_entry";
+        return schema + (hibernateNaming ? ".domainevententry" : ".domain_event_entry");
     }
 
     EntityManagerFactory factory() {

@@ -68,7 +68,11 @@ class PostgresJpaEventStorageEngineTest extends OnPostgres {
 
     /** Axon's tables as Hibernate maps them, and a trigger that counts the statements inserting events. */
     private void mapped(Columns columns) throws Exception {
-        hibernate = HibernateOnPostgres.start(pool, SCHEMA, columns);
+        mapped(columns, false);
+    }
+
+    private void mapped(Columns columns, boolean hibernateNaming) throws Exception {
+        hibernate = HibernateOnPostgres.start(pool, SCHEMA, columns, hibernateNaming);
         try (Connection admin = pool.getConnection(); Statement statement = admin.createStatement()) {
             statement.execute("CREATE TABLE " + SCHEMA + ".inserting_statements (statement text)");
             statement.execute("CREATE FUNCTION " + SCHEMA + ".count_statement() RETURNS trigger AS $$ BEGIN "
@@ -285,5 +289,71 @@ class PostgresJpaEventStorageEngineTest extends OnPostgres {
         assertThat(insertingStatements()).isEqualTo(4);
         assertThat(bulkStatements()).isZero();
         assertThat(count("SELECT count(*) FROM " + hibernate.eventTable())).isEqualTo(4);
+    }
+
+    /**
+     * Without Spring Boot's naming, Hibernate names the columns {@code metaData}, {@code payloadType} and so on,
+     * unquoted, which PostgreSQL keeps as {@code metadata}, {@code payloadtype}: the engine finds them as PostgreSQL
+     * folds them, and appends in one statement (it fell back to Axon's append, one insert per event, saying nothing).
+     */
+    @Test
+    void withHibernatesOwnNamingWhichPostgresFoldsToLowerCaseOneStatementStillWritesTheBatch() throws Exception {
+        mapped(Columns.OID, true);
+        JpaEventStorageEngine engine = bulk(true);
+
+        appendInOneTransaction(engine, events());
+
+        assertThat(insertingStatements()).isEqualTo(1);
+        assertThat(bulkStatements()).isEqualTo(1);
+        Transaction reading = hibernate.startTransaction();
+        try {
+            assertThat(engine.readEvents("a").asStream().map(e -> (Object) e.getPayload()))
+                    .containsExactly(new Opened("a"), new Deposited("a", 5));
+            assertThat(engine.readEvents(null, false).map(EventMessage::getIdentifier).collect(Collectors.toList()))
+                    .containsExactly("e-0", "e-1", "e-2", "e-3");
+        } finally {
+            reading.rollback();
+        }
+    }
+
+    /**
+     * Where it cannot append in one statement (here: a subclass makes entities of its own), it says why, once, and
+     * appends as Axon's engine does.
+     */
+    @Test
+    void anEngineThatCannotAppendInOneStatementSaysWhyOnceAndAppendsAsAxons() throws Exception {
+        mapped(Columns.OID);
+        JpaEventStorageEngine engine = new OwnEntities((PostgresJpaEventStorageEngine.Builder) PostgresJpaEventStorageEngine
+                .builder()
+                .transactionManager(hibernate)
+                .entityManagerProvider(hibernate)
+                .eventSerializer(PostgresServer.SERIALIZER)
+                .snapshotSerializer(PostgresServer.SERIALIZER)
+                .persistenceExceptionResolver(new SQLStateResolver("23505")));
+        List<String> logged = io.github.ringbus.fixtures.LoggedLines.whileRunning(() -> {
+            appendInOneTransaction(engine, List.of(new GenericDomainEventMessage<>("Account", "t", 0,
+                                                                                   new Opened("t"))));
+            appendInOneTransaction(engine, List.of(new GenericDomainEventMessage<>("Account", "t", 1,
+                                                                                   new Deposited("t", 1))));
+        });
+
+        assertThat(bulkStatements()).isZero();
+        assertThat(insertingStatements()).isEqualTo(2);
+        assertThat(logged).filteredOn(line -> line.contains("Axon's own append")).singleElement().asString()
+                          .contains("WARN").contains("entities of its own");
+    }
+
+    /** An engine that makes its own entities (here: Axon's, but it could be anything). */
+    static final class OwnEntities extends PostgresJpaEventStorageEngine {
+
+        OwnEntities(PostgresJpaEventStorageEngine.Builder builder) {
+            super(builder);
+        }
+
+        @Override
+        protected Object createEventEntity(EventMessage<?> eventMessage,
+                                           org.axonframework.serialization.Serializer serializer) {
+            return super.createEventEntity(eventMessage, serializer);
+        }
     }
 }
