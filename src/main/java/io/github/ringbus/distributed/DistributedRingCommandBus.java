@@ -227,7 +227,7 @@ public final class DistributedRingCommandBus implements CommandBus, Distributed<
         // the node would keep it in its consistent hash (JGroupsConnector handles the two on different threads).
         // After the ring started (LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1) and the handlers subscribed.
         lifecycle.onStart(Phase.INBOUND_COMMAND_CONNECTOR, this::join);
-        // Before the ring drains (INBOUND_EVENT_CONNECTORS + 1).
+        // Before the ring drains (OUTBOUND_COMMAND_CONNECTORS + 1): other nodes stop routing commands here first.
         lifecycle.onShutdown(Phase.INBOUND_EVENT_CONNECTORS + 2, this::stopTakingCommands);
         // After the ring drained: the commands this node sent to others finish (as the distributed bus's own handler).
         lifecycle.onShutdown(Phase.OUTBOUND_COMMAND_CONNECTORS, bus::shutdownDispatching);
