@@ -24,7 +24,7 @@ import java.util.function.UnaryOperator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application stopped while a tracking processor (a saga, a process manager) still works through its events and
+ * An application stopped while a tracking or pooled streaming processor (a saga, a process manager) still works through its events and
  * sends a command for each: every command it sends while Axon stops it is handled, as on {@code SimpleCommandBus}
  * (the ring stops taking commands only once Axon's event processors, deadline managers and inbound connectors
  * stopped: {@code Phase.OUTBOUND_COMMAND_CONNECTORS + 1}). Before, the ring shut down ahead of the processors and the
@@ -37,9 +37,19 @@ class GracefulStopTest {
     @Test
     void everyCommandATrackingProcessorSendsWhileTheApplicationStopsIsHandledAsOnSimpleCommandBus()
             throws InterruptedException {
-        List<Object> onSimple = stopWhileRelaying(configurer -> configurer);
+        assertEveryRelayedCommandHandled(false);
+    }
+
+    @Test
+    void everyCommandAPooledStreamingProcessorSendsWhileTheApplicationStopsIsHandledAsOnSimpleCommandBus()
+            throws InterruptedException {
+        assertEveryRelayedCommandHandled(true);
+    }
+
+    private static void assertEveryRelayedCommandHandled(boolean pooled) throws InterruptedException {
+        List<Object> onSimple = stopWhileRelaying(configurer -> configurer, pooled);
         List<Object> onRing = stopWhileRelaying(configurer -> configurer.configureCommandBus(
-                c -> RingCommandBus.builder().axonConfiguration(c).build()));
+                c -> RingCommandBus.builder().axonConfiguration(c).build()), pooled);
 
         assertThat(onSimple).as("on SimpleCommandBus").isNotEmpty().allMatch("handled"::equals);
         assertThat(onRing).as("on ringbus: what each command the processor sent while stopping came to")
@@ -50,16 +60,22 @@ class GracefulStopTest {
      * Deposits on one account; a tracking processor relays each to a second account, slowly; the application stops
      * once the processor relayed a few. @return the outcome of each relayed command
      */
-    private static List<Object> stopWhileRelaying(UnaryOperator<Configurer> bus) throws InterruptedException {
+    private static List<Object> stopWhileRelaying(UnaryOperator<Configurer> bus, boolean pooled)
+            throws InterruptedException {
         Relay relay = new Relay();
         Configurer configurer = DefaultConfigurer.defaultConfiguration()
                 .configureEventStore(c -> RingEventStore.builder().storageEngine(new InMemoryEventStorageEngine())
                                                        .build())
                 .configureAggregate(Account.class);
+        if (pooled) {
+            configurer.eventProcessing().registerPooledStreamingEventProcessor(
+                    "relay", c -> c.eventStore(), (c, builder) -> builder.batchSize(100));
+        } else {
+            configurer.eventProcessing().registerTrackingEventProcessor(
+                    "relay", c -> c.eventStore(),
+                    c -> TrackingEventProcessorConfiguration.forSingleThreadedProcessing().andBatchSize(100));
+        }
         configurer.eventProcessing()
-                  .registerTrackingEventProcessor("relay", c -> c.eventStore(),
-                                                  c -> TrackingEventProcessorConfiguration
-                                                          .forSingleThreadedProcessing().andBatchSize(100))
                   .assignHandlerInstancesMatching("relay", handler -> handler instanceof Relay)
                   .registerEventHandler(c -> relay);
         Configuration configuration = bus.apply(configurer).start();
