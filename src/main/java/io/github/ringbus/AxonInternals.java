@@ -403,24 +403,8 @@ final class AxonInternals {
      * when it cannot be read
      */
     static int maxGapOffsetOf(EventStorageEngine engine) {
-        for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
-            int at = AXON_STORAGE_ENGINES.indexOf(type.getName());
-            if (at >= 0 && at < 3) { // JDBC, JPA, legacy JPA
-                try {
-                    Field field = at == 0 ? JDBC_MAX_GAP_OFFSET : type.getDeclaredField(MAX_GAP_OFFSET);
-                    if (field == null) {
-                        return -1;
-                    }
-                    field.setAccessible(true);
-                    return field.getInt(engine);
-                } catch (ReflectiveOperationException | RuntimeException e) {
-                    logger.warn("Cannot read the maxGapOffset of storage engine [{}] ({}): several store threads "
-                                        + "assume Axon's default (10,000)", engine.getClass().getName(), e.toString());
-                    return -1;
-                }
-            }
-        }
-        return -1;
+        return intOfAxonsGapAwareEngine(engine, JDBC_MAX_GAP_OFFSET, MAX_GAP_OFFSET, -1,
+                                        "several store threads assume Axon's default (10,000)");
     }
 
     /**
@@ -430,20 +414,35 @@ final class AxonInternals {
      * be read; -1 for another engine (which has no such timeout)
      */
     static int gapTimeoutOf(EventStorageEngine engine) {
+        return intOfAxonsGapAwareEngine(engine, JDBC_GAP_TIMEOUT, GAP_TIMEOUT, 0,
+                                        "the store stage assumes Axon's default (60 s)");
+    }
+
+    /**
+     * An {@code int} field of one of Axon's JDBC or JPA engines (or a subclass).
+     *
+     * @param jdbcField   the JDBC engine's field, resolved when this class loaded (null when it could not be)
+     * @param name        the field's name in the JPA engines
+     * @param unreadable  what is answered when the field cannot be read
+     * @param consequence what follows when it cannot, for the log
+     * @return its value; {@code unreadable} when it cannot be read; -1 for another engine
+     */
+    private static int intOfAxonsGapAwareEngine(EventStorageEngine engine, Field jdbcField, String name,
+                                                int unreadable, String consequence) {
         for (Class<?> type = engine == null ? null : engine.getClass(); type != null; type = type.getSuperclass()) {
             int at = AXON_STORAGE_ENGINES.indexOf(type.getName());
             if (at >= 0 && at < 3) { // JDBC, JPA, legacy JPA
                 try {
-                    Field field = at == 0 ? JDBC_GAP_TIMEOUT : type.getDeclaredField(GAP_TIMEOUT);
+                    Field field = at == 0 ? jdbcField : type.getDeclaredField(name);
                     if (field == null) {
-                        return 0;
+                        return unreadable;
                     }
                     field.setAccessible(true);
                     return field.getInt(engine);
                 } catch (ReflectiveOperationException | RuntimeException e) {
-                    logger.warn("Cannot read the gapTimeout of storage engine [{}] ({}): the store stage assumes "
-                                        + "Axon's default (60 s)", engine.getClass().getName(), e.toString());
-                    return 0;
+                    logger.warn("Cannot read the {} of storage engine [{}] ({}): {}", name, engine.getClass().getName(),
+                                e.toString(), consequence);
+                    return unreadable;
                 }
             }
         }
