@@ -284,11 +284,8 @@ public final class RingCommandBus implements CommandBus, Lifecycle {
     @Override
     public void registerLifecycleHandlers(LifecycleRegistry lifecycle) {
         lifecycle.onStart(Phase.LOCAL_MESSAGE_HANDLER_REGISTRATIONS - 1, this::start);
-        // Take commands for as long as SimpleCommandBus would be asked for them: until Axon's tracking and pooled
-        // processors, deadline managers and event schedulers (INBOUND_EVENT_CONNECTORS) and the inbound command
-        // connectors (INBOUND_COMMAND_CONNECTOR) stopped, since what they send while they stop must be handled (a
-        // saga's step). Then drain, before subscribing processors unsubscribe and handlers unregister
-        // (LOCAL_MESSAGE_HANDLER_REGISTRATIONS, 0), so that the events of the commands in flight still reach them.
+        // After event processors, deadlines and inbound connectors stopped (what they send then is handled), before
+        // subscribing processors unsubscribe (phase 0): docs/spring-boot.md, "Stopping".
         lifecycle.onShutdown(Phase.OUTBOUND_COMMAND_CONNECTORS + 1, this::shutdown);
     }
 
