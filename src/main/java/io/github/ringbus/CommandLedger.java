@@ -106,8 +106,13 @@ final class CommandLedger {
      *         changed by a command it ran in place) and that is still lent to it; null when none
      */
     AggregateHolder<?> borrowedOf(Object repository, String identifier) {
-        for (int i = 0; i < borrowed.size(); i++) {
-            AggregateHolder<?> holder = borrowed.get(i);
+        return find(borrowed, repository, identifier);
+    }
+
+    /** @return the holder of that repository and identifier in {@code holders}, or null */
+    private static AggregateHolder<?> find(List<AggregateHolder<?>> holders, Object repository, String identifier) {
+        for (int i = 0; i < holders.size(); i++) {
+            AggregateHolder<?> holder = holders.get(i);
             if (holder.repository() == repository && identifier.equals(holder.identifier())) {
                 return holder;
             }
@@ -206,13 +211,7 @@ final class CommandLedger {
      *         or null
      */
     AggregateHolder<?> createdAlongside(Object repository, String identifier) {
-        for (int i = 0; i < createdAlongside.size(); i++) {
-            AggregateHolder<?> created = createdAlongside.get(i);
-            if (created.repository() == repository && identifier.equals(created.identifier())) {
-                return created;
-            }
-        }
-        return null;
+        return find(createdAlongside, repository, identifier);
     }
 
     /** @return how many times the command was handled again so far */

@@ -248,14 +248,24 @@ final class NestedDispatch {
         if (borrowed == null || !borrowed.lentTo(outer)) {
             return false;
         }
+        runInPlaceOnHeld(command, callback, handler, outer, borrowed);
+        return true;
+    }
+
+    /**
+     * Runs the command in place on an aggregate the outer command already holds (created beside its target, or
+     * borrowed): that aggregate is the target of its handler's loads while it runs, then the enclosing one again.
+     */
+    private void runInPlaceOnHeld(CommandMessage<?> command, CommandCallback<Object, Object> callback,
+                                  MessageHandler<? super CommandMessage<?>> handler, CommandSlot outer,
+                                  AggregateHolder<?> held) {
         AggregateHolder<?> enclosing = outer.ledger.inPlaceTarget();
-        outer.ledger.runInPlaceOn(borrowed);
+        outer.ledger.runInPlaceOn(held);
         try {
-            runInPlace(command, callback, handler, null, borrowed, result -> outer.ledger.runInPlaceOn(enclosing));
+            runInPlace(command, callback, handler, null, held, result -> outer.ledger.runInPlaceOn(enclosing));
         } finally {
             outer.ledger.runInPlaceOn(enclosing);
         }
-        return true;
     }
 
     /**
@@ -274,13 +284,7 @@ final class NestedDispatch {
         if (created == null) {
             return false;
         }
-        AggregateHolder<?> enclosing = outer.ledger.inPlaceTarget();
-        outer.ledger.runInPlaceOn(created);
-        try {
-            runInPlace(command, callback, handler, null, created, result -> outer.ledger.runInPlaceOn(enclosing));
-        } finally {
-            outer.ledger.runInPlaceOn(enclosing);
-        }
+        runInPlaceOnHeld(command, callback, handler, outer, created);
         return true;
     }
 
